@@ -21,8 +21,9 @@ from pathlib import Path
 
 from mwemt.errors import InputError
 from mwemt.fileio import atomic_write, iter_lines
-from mwemt.preprocess.encode import FACTOR_SEP
 from mwemt.records import LexiconEntry, Mwe, TestItem, TestMwe
+
+FACTOR_SEP = "|"   # between the factors of a token: surface|lemma|tag
 
 # ---------------------------------------------------------------- plain and factored text
 
@@ -70,6 +71,7 @@ def split_factors(rows: list[list[str]]) -> list[list[str]]:
 # ---------------------------------------------------------------- lexicons
 
 LEXICON_FORMATS = ("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt")
+LEXICON_SIDES = ("source", "target")   # which language column of a two-language lexicon to read
 OEWN_HEADER = "lemma\tpos\tlexfile\tn_tokens\tsynsets"
 
 

@@ -113,14 +113,12 @@ class Lexicon:
         return h.hexdigest()[:12]
 
 
-def load_lexicon(path, fmt: str = "auto", *, lang: str = "en", lemmatizer: str | Lemmatizer = "simplemma",
-                 side: str = "source", tokenize_entries: bool = True) -> Lexicon:
-    """Read a lexicon file in any supported format and compile it for ``lang``."""
-    from pathlib import Path
+def load_lexicon(path, fmt: str = "auto", *, lang: str = "en", lemmatizer: str = "simplemma",
+                 side: str = "source") -> Lexicon:
+    """The lexicon of one file, as `mwemt.preprocess.annotate.build_annotator` loads it (for callers
+    that need the lexicon without the annotator)."""
+    from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
 
-    from mwemt.formats import read_lexicon_entries
-    from mwemt.preprocess.lemmatize import get_lemmatizer
-
-    lem = get_lemmatizer(lemmatizer, lang) if isinstance(lemmatizer, str) else lemmatizer
-    entries = read_lexicon_entries(path, fmt, side=side)
-    return Lexicon(entries, lem, lang=lang, name=Path(str(path)).name, tokenize_entries=tokenize_entries)
+    lexicon = build_annotator(AnnotatorConfig(lang, (str(path),), fmt, side, lemmatizer)).lexicon
+    assert lexicon is not None
+    return lexicon

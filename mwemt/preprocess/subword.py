@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import io
 import logging
-import random
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,8 @@ from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import atomic_write, count_lines, iter_lines
 from mwemt.formats import format_factored, parse_factored
 from mwemt.preprocess.encode import escape
+from mwemt.sampling import sample_stream
+from mwemt.schema import setting
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,19 @@ MODEL_TYPES = ("bpe", "unigram")
 IOB_MODES = ("copy", "bio")
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 _PROTO_MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
+
+
+@dataclass(frozen=True)
+class SubwordConfig:
+    """Sentencepiece for an NMT system: trained on the system's own training text, factors carried
+    onto every piece."""
+
+    vocab_size: int = setting(8000, minimum=8, help="pieces per sentencepiece model")
+    model_type: str = setting("bpe", choices=MODEL_TYPES, help="sentencepiece algorithm")
+    joint: bool = setting(True, help="one model for both sides (else one per side)")
+    iob: str = setting("copy", choices=IOB_MODES, help="the IOB tag of a word's later pieces: copied, or "
+                                                        "B becomes I (bio)")
+    input_sentence_size: int = setting(0, minimum=0, help="train on a seeded sample of N lines (0 = all)")
 
 
 class SubwordCountError(ValueError):
@@ -221,7 +235,7 @@ class SubwordModel:
             raise MwemtError(f"user-defined symbol {bad!r} is empty or contains whitespace or {SPACE}")
         if any(str(p) == "-" for p in inputs):
             raise MwemtError("training reads files (their hashes go into the manifest), not standard input")
-        sentences, n_read = sample_lines(training_sentences(inputs, factored=factored, progress=progress),
+        sentences, n_read = sample_stream(training_sentences(inputs, factored=factored, progress=progress),
                                          input_sentence_size, seed)
         if not sentences:
             raise InputError("no non-empty lines to train on", inputs[0])
@@ -353,29 +367,6 @@ class SubwordModel:
         if SPACE_ESCAPE in text:
             return [unescape_token(t) for t in text.split(SPACE) if t]
         return [t for t in text.split(SPACE) if t]
-
-
-def sample_lines(lines: Iterable[str], size: int, seed: int) -> tuple[list[str], int]:
-    """All lines (``size`` <= 0) or a seeded uniform sample of ``size`` of them, in their original order.
-
-    Reservoir sampling, so memory stays at ``size`` lines however large the corpus; returns the
-    sample and the number of lines read.
-    """
-    if size <= 0:
-        out = list(lines)
-        return out, len(out)
-    rng = random.Random(seed)
-    reservoir: list[tuple[int, str]] = []
-    n = 0
-    for n, line in enumerate(lines, 1):
-        if n <= size:
-            reservoir.append((n, line))
-        else:
-            j = rng.randrange(n)
-            if j < size:
-                reservoir[j] = (n, line)
-    reservoir.sort()
-    return [line for _, line in reservoir], n
 
 
 def training_sentences(inputs: Sequence[str | Path], *, factored: bool = False,
