@@ -64,17 +64,16 @@ def main() -> None:
     if not args.lexicon.exists():
         sys.exit(f"lexicon not found: {args.lexicon} (needs ../shared/data)")
 
-    from mwemt.preprocess.annotate import AnnotationReport, Annotator, annotate_stream
-    from mwemt.preprocess.lexicon import load_lexicon
+    from mwemt.preprocess.annotate import AnnotationReport, AnnotatorConfig, annotate_stream, build_annotator
     from mwemt.preprocess.tokenize import tokenize
 
     sents = load_sentences(args.sentences, args.corpus)
     n_tok = sum(len(s.split()) for s in sents)
     print(f"corpus: {len(sents)} sentences (~{n_tok} words); lexicon: {args.lexicon.name}")
     t0 = time.perf_counter()
-    lexicon = load_lexicon(args.lexicon)
-    print(f"lexicon load + normalise: {len(lexicon)} entries in {time.perf_counter() - t0:.1f}s")
-    annotator = Annotator(lexicon)
+    annotator = build_annotator(AnnotatorConfig(lexicon=(str(args.lexicon),)))
+    lexicon = annotator.lexicon
+    print(f"lexicon load + normalize: {len(lexicon)} entries in {time.perf_counter() - t0:.1f}s")
 
     t0 = time.perf_counter()
     for s in sents:

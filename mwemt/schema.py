@@ -1,6 +1,6 @@
 """Typed, strict configuration sections, built once from YAML and checked at the edge.
 
-Why: a config is the record of an experiment. A misspelt key that is silently ignored trains the
+Why: a config is the record of an experiment. A misspelled key that is silently ignored trains the
 wrong system and nobody notices; a wrong type that surfaces an hour later in a training log costs
 the hour. So every section of a config is a frozen dataclass whose fields carry their type,
 default, allowed values or range, and help text (`setting`). `build` turns YAML data into those

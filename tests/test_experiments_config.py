@@ -137,7 +137,7 @@ def test_overrides_are_checked_like_the_file(tmp_path):
         load_config(path, ["train.max_epoch"])
 
 
-def test_a_misspelt_system_key_fails_the_run_before_any_stage(tmp_path):
+def test_a_misspelled_system_key_fails_the_run_before_any_stage(tmp_path):
     """Issue 15: `iob: {encodng: iob}` trained a second baseline and exited 0."""
     path = write(tmp_path, MINIMAL.replace("iob: {encoding: iob}", "iob: {encodng: iob}"))
     run_dir = tmp_path / "run"

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 DESCRIPTION = """\
-Run an experiment grid from a YAML config: build the (augmented) corpora, annotate, segment, binarise,
+Run an experiment grid from a YAML config: build the (augmented) corpora, annotate, segment, binarize,
 train every system, translate every test set and score them all against the baseline with a paired
 bootstrap. Every stage is cached by the content hash of its inputs and its configuration, so a rerun
 skips finished work, a changed input reruns exactly what depends on it, and an interrupted run

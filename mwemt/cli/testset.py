@@ -13,7 +13,7 @@ example (the TED EN-IT annotation of Monti et al., as flattened in test_ted.mwe_
       --ted-source $D/datasets/test/test_ted.en --ted-reference $D/datasets/test/test_ted.txt \\
       --all-sentences --out ted.all.jsonl --report ted.report.json
 
-One JSON object per sentence: id, source (tokenised, as in the table), reference, mwes (indices into
+One JSON object per sentence: id, source (tokenized, as in the table), reference, mwes (indices into
 source.split(), lemma, reference = the annotated Italian MWE translation, surface), and meta with
 snt_id, mt_it and mwe_checks (one per MWE, in order: the human checks ref_check, correct,
 mwe_mt_it, mt_check, their Y/N as ref_ok/mt_ok, and how the MWE was found). MWEs that cannot be
@@ -27,7 +27,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     t = sub.add_parser("from-ted", help="JSONL test set from the TED MWE pairs table",
                        description="Build a JSONL MWE test set from the TED annotation table, locating every "
-                                   "annotated MWE in its tokenised source sentence.",
+                                   "annotated MWE in its tokenized source sentence.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--pairs", required=True, help="test_ted.mwe_pairs.tsv (header + 11 TAB columns)")
     t.add_argument("--out", "-o", required=True, help="output JSONL (written atomically)")

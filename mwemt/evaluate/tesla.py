@@ -150,7 +150,7 @@ class Tesla(Metric):
         self._comp_norm: dict[str, float] = {}
         if self.lexicon is not None:
             for key, value in comp.items():
-                self._comp_norm.setdefault(" ".join(self.lexicon.normalise(key.split())), value)
+                self._comp_norm.setdefault(" ".join(self.lexicon.normalize(key.split())), value)
         self._comp_cache: dict[str, float | None] = {}
 
         if isinstance(wordnet, (str, Path)):
@@ -193,7 +193,7 @@ class Tesla(Metric):
         key = normalise_mwe(mwe_lemma)
         value = self._comp_raw.get(key)
         if value is None and self.lexicon is not None:
-            value = self._comp_norm.get(" ".join(self.lexicon.normalise(key.split())))
+            value = self._comp_norm.get(" ".join(self.lexicon.normalize(key.split())))
             if value is None:
                 entry = self.lexicon.by_key.get(mwe_lemma)
                 value = entry.compositionality if entry is not None else None

@@ -1,6 +1,6 @@
 """The experiment config: one YAML file describes data, test sets, systems and every stage's settings.
 
-Why typed and strict: a config is the record of an experiment, so a misspelt key must stop the run,
+Why typed and strict: a config is the record of an experiment, so a misspelled key must stop the run,
 not train the wrong system. `load_config` builds frozen dataclasses (`ExperimentConfig` and its
 sections) once, before any stage runs, and refuses unknown keys anywhere (with the nearest valid
 key), wrong types, out-of-range values, missing input files and contradictory settings; every error

@@ -1,4 +1,4 @@
-"""Translate raw text with a model directory: annotate, segment, beam search, de-segment, detokenise.
+"""Translate raw text with a model directory: annotate, segment, beam search, de-segment, detokenize.
 
 ``fairseq-interactive`` hands the model ``src_tokens`` only, so factored models are decoded here
 with fairseq's own `SequenceGenerator` (via ``task.inference_step``) on length-sorted batches
@@ -148,7 +148,7 @@ class Translator:
     def translate(self, lines: Sequence[str], beam: int = 5, batch_size: int = 32, sampling: bool = False,
                   topk: int = -1, seed: int | None = None, *, input_format: str = "raw",
                   max_len_a: float = 1.2, max_len_b: int = 10, progress: bool = False) -> list[str]:
-        """Raw source lines -> detokenised target lines (an empty line gives an empty line).
+        """Raw source lines -> detokenized target lines (an empty line gives an empty line).
 
         ``sampling=True`` samples one output per line (``topk`` > 0 restricts to the k most
         likely tokens), as used for back-translation; ``seed`` makes it reproducible.

@@ -74,7 +74,7 @@ def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | N
     lemmatizer = get_lemmatizer(config.lemmatizer, config.lang)
     lexicon = None
     if entries is not None:
-        lexicon = Lexicon(entries, lemmatizer, lang=config.lang)
+        lexicon = Lexicon(entries, lemmatizer, lang=config.lang, tokenize_entries=config.lexicon_format != "cupt")
     elif config.lexicon:
         formats = {detect_lexicon_format(p) if config.lexicon_format == "auto" else config.lexicon_format
                    for p in config.lexicon}
@@ -99,7 +99,7 @@ class Annotator:
         self.max_gap = max_gap
         self.pretokenized = pretokenized
         if lexicon is not None and lexicon.lemmatizer is None:
-            lexicon.set_lemmatizer(self.lemmatizer)  # entries must be normalised like the text
+            lexicon.set_lemmatizer(self.lemmatizer)  # entries must be normalized like the text
 
     def tokens(self, text: str) -> list[str]:
         return text.split() if self.pretokenized else tokenize(text, self.lang)
@@ -228,7 +228,7 @@ def annotate_cupt(annotator: Annotator, sentences: Iterable, *, relemmatize: boo
     """(sentence, `AnnotatedSentence`) for each `CuptSentence`, annotated on its own words.
 
     The LEMMA column is used (the form where it is ``_``) unless ``relemmatize``, in which case the
-    annotator's lemmatiser reads the forms; UPOS is passed on when every word has one.
+    annotator's lemmatizer reads the forms; UPOS is passed on when every word has one.
     """
     for cs in sentences:
         words = cs.words

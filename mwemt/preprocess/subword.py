@@ -1,7 +1,7 @@
-"""Sentencepiece subwords for pretokenised (and factored) text, exactly invertible.
+"""Sentencepiece subwords for pretokenized (and factored) text, exactly invertible.
 
 Why the settings below:
-- identity normalisation (no NFKC): a subword step must not change the text it segments, and the
+- identity normalization (no NFKC): a subword step must not change the text it segments, and the
   words-with-spaces join ``_`` must stay an ordinary character (sentencepiece's only meta symbol is
   ``▁``, U+2581, the word-boundary marker);
 - byte fallback: characters unseen in training become ``<0xNN>`` pieces instead of ``<unk>``, so
@@ -165,7 +165,7 @@ def _proto_fields(buf: bytes) -> Iterator[tuple[int, int | bytes]]:
 
 
 def model_spec(model_bytes: bytes) -> dict[str, object]:
-    """Model type, normalisation rule and byte fallback read from a serialised sentencepiece model."""
+    """Model type, normalization rule and byte fallback read from a serialized sentencepiece model."""
     spec: dict[str, object] = {"model_type": "unigram", "normalization": "nmt_nfkc", "byte_fallback": False}
     for number, value in _proto_fields(model_bytes):
         if number == 2 and isinstance(value, bytes):      # TrainerSpec
@@ -184,7 +184,7 @@ def model_spec(model_bytes: bytes) -> dict[str, object]:
 # ---------------------------------------------------------------- the model
 
 class SubwordModel:
-    """A sentencepiece model used on pretokenised text: tokens in, pieces out, and back exactly."""
+    """A sentencepiece model used on pretokenized text: tokens in, pieces out, and back exactly."""
 
     def __init__(self, model_bytes: bytes, path: str | Path | None = None):
         import sentencepiece as spm
@@ -196,7 +196,7 @@ class SubwordModel:
         self._sp = spm.SentencePieceProcessor(model_proto=model_bytes)
         self._spec = model_spec(model_bytes)
         if self._spec["normalization"] != "identity":
-            log.warning("%s uses normalisation %r, not identity: decoding may not restore the input exactly",
+            log.warning("%s uses normalization %r, not identity: decoding may not restore the input exactly",
                         path or "model", self._spec["normalization"])
         self._byte_ids = {i for i in range(self._sp.get_piece_size()) if self._sp.is_byte(i)}
 
@@ -420,7 +420,7 @@ def _progress(path: str | Path, desc: str, progress: bool):
 
 def apply_file(model: SubwordModel, in_path: str | Path, out_path: str | Path, *, factors: int = 1,
                iob: str = "copy", tag_index: int | None = None, progress: bool = True) -> SubwordStats:
-    """Segment a pretokenised file (``factors`` > 1: factored ``w|f1|...`` tokens) line by line.
+    """Segment a pretokenized file (``factors`` > 1: factored ``w|f1|...`` tokens) line by line.
 
     Empty lines stay empty so parallel files stay aligned. Every line is checked: one word-start
     piece per word and the same number of factors on every output piece.
@@ -466,7 +466,7 @@ def apply_file(model: SubwordModel, in_path: str | Path, out_path: str | Path, *
 
 def decode_file(model: SubwordModel, in_path: str | Path, out_path: str | Path, *,
                 progress: bool = True) -> SubwordStats:
-    """Pieces (one line of space-separated pieces per sentence) back to pretokenised text."""
+    """Pieces (one line of space-separated pieces per sentence) back to pretokenized text."""
     label = "<stdin>" if str(in_path) == "-" else str(in_path)
     stats = SubwordStats()
     with atomic_write(out_path) as out, _progress(in_path, "subword decode", progress) as bar:
