@@ -3,7 +3,7 @@
     python bench/annotate.py [--sentences 100000] [--lexicon OEWN.tsv] [--corpus TSV-or-text]
 
 Prints (targets from the foundation issue):
-  annotate / tokenise-only throughput   target >= 0.5
+  annotate / tokenize-only throughput   target >= 0.5
   2 workers / 1 worker                  target >= 1.7
   peak RSS at 10k and at 100k sentences target: flat
 """
@@ -89,11 +89,11 @@ def main() -> None:
 
     t_ann1, rep = timed(1)
     t_ann2, _ = timed(2)
-    print(f"tokenise only      : {len(sents) / t_tok:9.0f} sent/s")
+    print(f"tokenize only      : {len(sents) / t_tok:9.0f} sent/s")
     print(f"annotate, 1 worker : {len(sents) / t_ann1:9.0f} sent/s   ({rep.mwes} MWEs, "
           f"{rep.sentences_with_mwe} sentences with one)")
     print(f"annotate, 2 workers: {len(sents) / t_ann2:9.0f} sent/s")
-    print(f"RATIO annotate/tokenise-only throughput = {t_tok / t_ann1:.2f}   (target >= 0.5)")
+    print(f"RATIO annotate/tokenize-only throughput = {t_tok / t_ann1:.2f}   (target >= 0.5)")
     print(f"RATIO 2 workers / 1 worker              = {t_ann1 / t_ann2:.2f}   (target >= 1.7; cores: {os.cpu_count()})")
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -68,7 +68,7 @@ def read_dictionary_pairs(path: str | Path, fmt: str = "auto", dict_side: str = 
     if fmt not in DICT_FORMATS[1:]:
         raise MwemtError(f"unknown dictionary format {fmt!r}; choose one of {', '.join(DICT_FORMATS)}")
     if dict_side not in ("source", "target"):
-        raise MwemtError(f"--dict-side must be source or target, not {dict_side!r}")
+        raise MwemtError(f"dict_side must be source or target, not {dict_side!r}")
     side = dict_side if fmt == "wn-aligned" else "source"
     entries = read_lexicon_entries(path, fmt, side=side, min_words=1)
     pairs: list[DictPair] = []
@@ -173,7 +173,7 @@ def augment_with_dictionary(dict_path: str | Path, train_prefix: str | Path, out
                             config: DictionaryConfig, progress: bool = True) -> dict:
     """Write ``OUT.{src,tgt}`` = training pairs + dictionary pairs, and ``OUT.manifest.json``; return it."""
     if config.output_form not in OUTPUT_FORMS:
-        raise MwemtError(f"--output-form must be one of {', '.join(OUTPUT_FORMS)}")
+        raise MwemtError(f"output_form must be one of {', '.join(OUTPUT_FORMS)}, not {config.output_form!r}")
     src_path, tgt_path = corpus_path(train_prefix, config.src_lang), corpus_path(train_prefix, config.tgt_lang)
     check_new_prefix(out_prefix, [src_path, tgt_path, dict_path], config.src_lang, config.tgt_lang)
     train = read_corpus(train_prefix, config.src_lang, config.tgt_lang)

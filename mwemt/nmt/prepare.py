@@ -155,7 +155,7 @@ def prepare(splits: dict[str, tuple[str | Path, str | Path]], destdir: str | Pat
         raise MwemtError("nothing to binarize: give at least a train split")
     destdir = Path(destdir)
     if destdir.exists() and any(destdir.iterdir()) and not overwrite:
-        raise MwemtError(f"{destdir} exists and is not empty; pass overwrite=True (--overwrite) to replace it")
+        raise MwemtError(f"{destdir} exists and is not empty; pass overwrite=True to replace it")
     first_src = splits["train"][0] if "train" in splits else next(iter(splits.values()))[0]
     n = factors or factor_count(first_src)
     names = factor_names or DEFAULT_FACTOR_NAMES.get(n, ["word"] + [f"factor{k}" for k in range(1, n)])

@@ -92,7 +92,7 @@ class WordnetLemmatizer(Lemmatizer):
 
     def __init__(self, lang: str = "en"):
         if lang != "en":
-            raise MwemtError("the wordnet lemmatizer is for English only; use --lemmatizer simplemma")
+            raise MwemtError("the wordnet lemmatizer is for English only; use the simplemma lemmatizer")
         super().__init__(lang)
         from mwemt import wordnet
 

@@ -119,7 +119,7 @@ def project_factors(rows: Sequence[Sequence[str]], words: Sequence[Sequence[str]
         if len(row) != n:
             raise ValueError(f"token {k} has {len(row)} factors, token 1 has {n}")
         if tag is not None and row[tag] not in ("B", "I", "O"):
-            raise ValueError(f"token {k} has tag {row[tag]!r} in factor {tag + 1}; --subword-iob bio needs B, I or O")
+            raise ValueError(f"token {k} has tag {row[tag]!r} in factor {tag + 1}; iob mode bio needs B, I or O")
         if len(pieces) == 1:
             append([pieces[0], *row[1:]])
             continue
@@ -426,11 +426,11 @@ def apply_file(model: SubwordModel, in_path: str | Path, out_path: str | Path, *
     piece per word and the same number of factors on every output piece.
     """
     if factors < 1:
-        raise MwemtError(f"--factors must be at least 1, not {factors}")
+        raise MwemtError(f"factors must be at least 1, not {factors}")
     if iob not in IOB_MODES:
         raise MwemtError(f"iob mode {iob!r} is not one of {', '.join(IOB_MODES)}")
     if iob == "bio" and factors < 2:
-        raise MwemtError("--subword-iob bio needs factored input (--factors 2 or more)")
+        raise MwemtError("iob mode bio needs factored input (factors 2 or more)")
     label = "<stdin>" if str(in_path) == "-" else str(in_path)
     stats = SubwordStats()
     with atomic_write(out_path) as out, _progress(in_path, "subword apply", progress) as bar:
