@@ -25,8 +25,8 @@ from tqdm import tqdm
 from mwemt.evaluate.parseme import IdentificationScores, evaluate_cupt
 from mwemt.formats import CuptSentence, lexicon_from_sentences, read_cupt, write_cupt
 from mwemt.preprocess.annotate import AnnotatorConfig, annotate_cupt, build_annotator
-from mwemt.records import LexiconEntry
 from mwemt.provenance import manifest, write_json
+from mwemt.records import LexiconEntry
 
 
 def halves(sentences: list[CuptSentence]) -> tuple[list[CuptSentence], list[CuptSentence]]:

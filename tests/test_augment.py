@@ -28,8 +28,7 @@ from mwemt.augment.ratio import choose, requested_pairs
 from mwemt.cli import main
 from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import iter_lines
-from mwemt.preprocess.annotate import Annotator
-from mwemt.preprocess.lexicon import load_lexicon
+from mwemt.preprocess.annotate import Annotator, load_lexicon
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ configs, all before any stage runs (issue 15, defect 1)."""
 
 from __future__ import annotations
 
+import dataclasses
 import filecmp
 import re
 import subprocess
@@ -56,8 +57,8 @@ def test_demo_config_resolves_package_paths_and_systems():
     assert cfg.systems["iob"].model.arch == "factored_transformer_tiny"    # the preset, applied per system
     assert cfg.systems["iob"].train.lr == 1e-3 and cfg.systems["iob"].train.max_epoch == 20
     assert (ROOT / "configs" / "demo.yaml").resolve() == DEMO.resolve()
-    with pytest.raises(Exception):
-        cfg.systems["iob"].train.max_epoch = 3          # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.systems["iob"].train.max_epoch = 3
 
 
 def test_overrides_and_system_sections(tmp_path):

@@ -197,7 +197,6 @@ def test_misaligned_raw_corpus_is_refused_before_training(tmp_path):
 
 def test_config_errors_are_clear():
     from mwemt.errors import MwemtError
-
     from mwemt.experiments.config import config_from_data
 
     with pytest.raises(MwemtError, match=r"model.factor_embed_dims: has 2 sizes but the system's encoding gives 3"):

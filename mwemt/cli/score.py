@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
             alignments.append(a)
     lexicon = None
     if args.tesla_lexicon:
-        from mwemt.preprocess.lexicon import load_lexicon
+        from mwemt.preprocess.annotate import load_lexicon
 
         lexicon = load_lexicon(args.tesla_lexicon, lang=args.lang)
     opts = MetricOptions(lang=args.lang, lowercase=args.lowercase, mwe_case_sensitive=args.mwe_case_sensitive,

@@ -32,7 +32,13 @@ import numpy as np
 
 from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import atomic_write, iter_lines, write_lines
-from mwemt.preprocess.annotate import AnnotationReport, Annotator, AnnotatorConfig, build_annotator, encode_sentence
+from mwemt.preprocess.annotate import (
+    AnnotationReport,
+    Annotator,
+    AnnotatorConfig,
+    build_annotator,
+    encode_sentence,
+)
 from mwemt.preprocess.encode import escape, escape_lemma
 from mwemt.records import AnnotatedSentence, LexiconEntry
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mwemt.errors import InputError, MwemtError
+from mwemt.errors import MwemtError
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES, detect_lexicon_format, read_lexicon_entries
 from mwemt.preprocess.encode import encode_iob, encode_wws
 from mwemt.preprocess.identify import identify
@@ -83,6 +83,14 @@ def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | N
         lexicon = Lexicon(entries, lemmatizer, lang=config.lang, name="+".join(Path(p).name for p in config.lexicon),
                           tokenize_entries="cupt" not in formats)
     return Annotator(lexicon, config.lang, lemmatizer, config.max_gap, pretokenized=config.pretokenized)
+
+
+def load_lexicon(path: str | Path, fmt: str = "auto", *, lang: str = "en", lemmatizer: str = "simplemma",
+                 side: str = "source") -> Lexicon:
+    """The lexicon of one file exactly as `build_annotator` loads it, for callers that need no annotator."""
+    lexicon = build_annotator(AnnotatorConfig(lang, (str(path),), fmt, side, lemmatizer)).lexicon
+    assert lexicon is not None
+    return lexicon
 
 
 class Annotator:

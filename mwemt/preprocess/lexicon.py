@@ -111,14 +111,3 @@ class Lexicon:
         for e in sorted(self.entries, key=lambda e: e.key):
             h.update(e.key.encode("utf-8") + b"\t" + e.category.encode("utf-8") + b"\n")
         return h.hexdigest()[:12]
-
-
-def load_lexicon(path, fmt: str = "auto", *, lang: str = "en", lemmatizer: str = "simplemma",
-                 side: str = "source") -> Lexicon:
-    """The lexicon of one file, as `mwemt.preprocess.annotate.build_annotator` loads it (for callers
-    that need the lexicon without the annotator)."""
-    from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
-
-    lexicon = build_annotator(AnnotatorConfig(lang, (str(path),), fmt, side, lemmatizer)).lexicon
-    assert lexicon is not None
-    return lexicon

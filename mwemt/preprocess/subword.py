@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
