@@ -141,13 +141,13 @@ def test_overrides_are_checked_like_the_file(tmp_path):
 def test_a_misspelled_system_key_fails_the_run_before_any_stage(tmp_path):
     """Issue 15: `iob: {encodng: iob}` trained a second baseline and exited 0."""
     path = write(tmp_path, MINIMAL.replace("iob: {encoding: iob}", "iob: {encodng: iob}"))
+    dry = cli("run", str(path), "--dry-run")
+    assert dry.returncode == 2 and "did you mean `encoding`?" in dry.stderr and not dry.stdout
     run_dir = tmp_path / "run"
     out = cli("run", str(path), "--run-dir", str(run_dir))
     assert out.returncode == 2
     assert f"{path}:10: systems.iob.encodng: unknown key; did you mean `encoding`?" in out.stderr
     assert not run_dir.exists()                       # no stage ran, not even the corpus
-    dry = cli("run", str(path), "--dry-run")
-    assert dry.returncode == 2 and "did you mean `encoding`?" in dry.stderr and not dry.stdout
 
 
 def test_type_errors_in_nmt_sections_fail_before_annotate(tmp_path):

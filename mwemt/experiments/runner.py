@@ -107,6 +107,7 @@ class Runner:
         (`mwemt.schema.to_plain`); ``params`` (e.g. thread counts) are not, so they must not change
         what the stage produces.
         """
+        config = {} if config is None else config
         inputs_p, hashes, key = self._key(name, system, inputs, config)
         self._count += 1
         label = self._label(name, system)
