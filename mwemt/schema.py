@@ -27,7 +27,7 @@ from typing import Any, Union
 
 from mwemt.errors import InputError, MwemtError
 
-PATH_KINDS = ("file", "dir", "prefix", "any")
+PATH_KINDS = ("file", "dir", "exists", "prefix", "any")
 
 
 # ---------------------------------------------------------------- where a value came from
@@ -225,8 +225,8 @@ def setting(default: Any = MISSING, *, help: str = "", choices: tuple | None = N
             inherit: str | Callable[[Node], str | None] | None = None) -> Any:
     """A dataclass field with the metadata `build` checks and `reference_rows` documents.
 
-    ``path``: ``file`` / ``dir`` must exist, ``prefix`` is resolved only (its owner checks the
-    files), ``any`` is resolved only; ``literals`` are strings accepted as they are instead of a path.
+    ``path``: ``file`` / ``dir`` / ``exists`` (either) must exist, ``prefix`` names files PREFIX.SUFFIX
+    that must exist (`Context.prefix_suffixes`), ``any`` is resolved only; ``literals`` are strings accepted as they are instead of a path.
     ``inherit``: the field is the top-level section of that name with this entry's keys on top
     (a callable picks the section from the entry).
     """
@@ -398,6 +398,8 @@ def _path(value: str, origin: Origin, kind: str, ctx: Context) -> str:
         raise ConfigError(origin, f"file {what}: {p}")
     if kind == "dir" and not p.is_dir():
         raise ConfigError(origin, f"directory not found: {p}")
+    if kind == "exists" and not p.exists():
+        raise ConfigError(origin, f"not found: {p}")
     if kind == "prefix":
         missing = [f"{p}{s}" for s in ctx.prefix_suffixes if not Path(f"{p}{s}").is_file()]
         if missing:
@@ -502,7 +504,8 @@ def describe_type(tp: Any, meta: Any = None) -> str:
     if dataclasses.is_dataclass(tp):
         return "section"
     if tp is str and meta.get("path"):
-        return {"file": "file", "dir": "directory", "prefix": "corpus prefix", "any": "path"}[meta["path"]]
+        return {"file": "file", "dir": "directory", "exists": "file or directory", "prefix": "corpus prefix",
+                "any": "path"}[meta["path"]]
     return {bool: "boolean", int: "integer", float: "number", str: "string", Any: "any"}.get(tp, str(tp))
 
 
@@ -549,7 +552,7 @@ def _allowed_text(meta: Any) -> str:
         parts.append(f"≥ {lo}")
     elif hi is not None:
         parts.append(f"≤ {hi}")
-    if meta.get("path") == "file":
+    if meta.get("path") in ("file", "dir", "exists"):
         parts.append("must exist")
     return "; ".join(parts)
 

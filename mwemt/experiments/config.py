@@ -83,7 +83,7 @@ class DataConfig:
     train_size: int = setting(0, minimum=0, help="with `train`: a seeded sample of this many training pairs "
                                                  "(0 = all)")
     valid_max: int = setting(0, minimum=0, help="with `valid`: validate on the first N pairs only (0 = all)")
-    lexicon: str | None = setting(None, path="file", help="source-language MWE lexicon; needed by systems "
+    lexicon: str | None = setting(None, path="exists", help="source-language MWE lexicon; needed by systems "
                                                           "with `encoding` wws or iob")
     lexicon_format: str = setting("auto", choices=LEXICON_FORMATS, help="format of `lexicon` (auto: .cupt by "
                                                                         "extension, oewn/wn-aligned by header)")
@@ -95,7 +95,7 @@ class DataConfig:
     monolingual: str | None = setting(None, path="file", literals=(SPLIT_REST,),
                                       help="target-language text for back-translation, or `split-rest`: "
                                            "the target side of the pairs `train_size` left out")
-    target_lexicon: str | None = setting(None, path="file", help="target-language MWEs: select back-"
+    target_lexicon: str | None = setting(None, path="exists", help="target-language MWEs: select back-"
                                                                  "translation sentences; the tesla metrics")
     target_lexicon_format: str = setting("auto", choices=LEXICON_FORMATS, help="format of `target_lexicon`")
 
