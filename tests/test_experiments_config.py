@@ -108,7 +108,7 @@ def error_of(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> Conf
      "model.factor_embed_dims: has 3 sizes but the system's encoding gives 1 source factor(s) (for systems.baseline)"),
     # missing files and inconsistent settings
     ("  train: ", "  train: /nonexistent", 3, "data.train: corpus file not found: /nonexistent"),
-    ("lexicon.txt", "no-such-lexicon.txt", 5, "data.lexicon: file not found"),
+    ("lexicon.txt", "no-such-lexicon.txt", 5, "data.lexicon: not found: "),
     ("  iob: {encoding: iob}", "  d: {augment: dictionary}", 10, "systems.d: uses the dictionary but data.dictionary"),
     ("/valid.it}", "/valid.it, metrics: [bleu, mwe]}", 7, "tests.general.metrics: the MWE score needs"),
     ("systems:", "score: {baseline: nope}\nsystems:", 8, "score.baseline: 'nope' is not a system"),

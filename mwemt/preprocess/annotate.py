@@ -79,7 +79,8 @@ def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | N
         formats = {detect_lexicon_format(p) if config.lexicon_format == "auto" else config.lexicon_format
                    for p in config.lexicon}
         entries = [e for p in config.lexicon for e in read_lexicon_entries(p, config.lexicon_format,
-                                                                           side=config.lexicon_side)]
+                                                                           side=config.lexicon_side,
+                                                                           lang=config.lang)]
         lexicon = Lexicon(entries, lemmatizer, lang=config.lang, name="+".join(Path(p).name for p in config.lexicon),
                           tokenize_entries="cupt" not in formats)
     return Annotator(lexicon, config.lang, lemmatizer, config.max_gap, pretokenized=config.pretokenized)
