@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from mwemt.augment.dictionary import DICT_FORMATS
 from mwemt.errors import MwemtError
@@ -267,7 +267,7 @@ class ReverseConfig:
     model: ModelConfig = setting(default_factory=ModelConfig, inherit="model")
     train: TrainConfig = setting(default_factory=TrainConfig, inherit="train")
 
-    encoding = "none"
+    encoding: ClassVar[str] = "none"     # back-translation reads plain text
 
     def resolve(self, node: Node, ctx: Context) -> ReverseConfig:
         systems = ctx.root.get("systems")
