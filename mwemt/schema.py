@@ -219,7 +219,7 @@ def lookup(root: Node, dotted: str) -> Any:
 
 # ---------------------------------------------------------------- declaring settings
 
-def setting(default: Any = MISSING, *, help: str = "", choices: tuple | None = None, minimum: float | None = None,
+def setting(default: Any = MISSING, *, help: str = "", choices: tuple | Callable[[], tuple] | None = None, minimum: float | None = None,
             maximum: float | None = None, greater_than: float | None = None, path: str | None = None, literals: tuple[str, ...] = (),
             default_factory: Any = MISSING, doc_default: str | None = None,
             inherit: str | Callable[[Node], str | None] | None = None) -> Any:
@@ -378,7 +378,7 @@ def _scalar(tp: Any, value: Any, origin: Origin, meta: Any, ctx: Context) -> Any
     if tp is str:
         if not isinstance(value, str):
             raise ConfigError(origin, f"expected a string, got {_kind(value)} {value!r}", expected=expected)
-        choices = meta.get("choices")
+        choices = _choices(meta)
         if choices and value not in choices:
             near = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
             hint = f"; did you mean `{near[0]}`?" if near else ""
@@ -406,6 +406,12 @@ def _path(value: str, origin: Origin, kind: str, ctx: Context) -> str:
             raise ConfigError(origin, f"corpus file not found: {', '.join(missing)}",
                               expected="PREFIX" + " and PREFIX".join(ctx.prefix_suffixes))
     return str(p)
+
+
+def _choices(meta: Any) -> tuple:
+    """The allowed values; a callable gives them when asked (e.g. a registry that plugins extend)."""
+    choices = meta.get("choices")
+    return tuple(choices()) if callable(choices) else tuple(choices or ())
 
 
 def _check_range(value: float, origin: Origin, meta: Any) -> None:
@@ -539,8 +545,8 @@ def _default_text(f: dataclasses.Field) -> str:
 
 def _allowed_text(meta: Any) -> str:
     parts = []
-    if meta.get("choices"):
-        parts.append(" \\| ".join(f"`{c}`" for c in meta["choices"]))
+    if _choices(meta):
+        parts.append(" \\| ".join(f"`{c}`" for c in _choices(meta)))
     if meta.get("literals"):
         parts.append(" or ".join(f"`{c}`" for c in meta["literals"]))
     lo, hi, above = meta.get("minimum"), meta.get("maximum"), meta.get("greater_than")

@@ -63,7 +63,7 @@ examples:
 
 
 def _human_args(p: argparse.ArgumentParser, required: bool) -> None:
-    p.add_argument("--human", required=required, metavar="PATH", help="human judgements (see formats below)")
+    p.add_argument("--human", required=required, metavar="PATH", help="human judgments (see formats below)")
     p.add_argument("--human-format", default="auto", metavar="FORMAT",
                    choices=("auto", "tsv", "wmt-mqm-avg", "wmt-mqm-errors", "marot-sxs"),
                    help="format of --human (default: %(default)s: from the header)")

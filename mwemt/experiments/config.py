@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from mwemt.augment.dictionary import DICT_FORMATS
 from mwemt.errors import MwemtError
 from mwemt.evaluate.mwe_score import AVERAGES
-from mwemt.evaluate.scoring import METRIC_NAMES
+from mwemt.evaluate.registry import metric_names
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 from mwemt.nmt.config import ModelConfig, PrepareConfig, TrainConfig, consistency_problems, with_preset
 from mwemt.preprocess.annotate import ENCODINGS, FACTOR_NAMES, PreprocessConfig
@@ -123,7 +123,7 @@ class TestConfig:
     compositionality: str | None = setting(None, path="file", help="mwe<TAB>score TSV for tesla-comp")
     role: str = setting("general", choices=ROLES, help="general or MWE-focused test (the results table's "
                                                        "grouping)")
-    metrics: tuple[str, ...] = setting(("bleu", "chrf"), choices=METRIC_NAMES, help="metrics to compute")
+    metrics: tuple[str, ...] = setting(("bleu", "chrf"), choices=metric_names, help="metrics to compute")
     max_items: int = setting(0, minimum=0, help="use only the first N sentences (0 = all)")
     annotator: str = setting("FINAL", help="with `from_ted`: the annotator column to read")
     all_sentences: bool = setting(False, help="with `from_ted`: score every TED sentence, not only the "

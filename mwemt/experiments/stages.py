@@ -303,11 +303,14 @@ def subword_stage(ctx) -> dict:
     spm = ctx.out / "spm"
     if sub.joint:
         # the target has one factor: its tokens never contain an unescaped '|', so the surface is the token
-        src_sp = tgt_sp = SubwordModel.train([i["train_src"], i["train_tgt"]], spm / "spm", factored=n > 1, **common)
+        src_sp = tgt_sp = SubwordModel.train([i["train_src"], i["train_tgt"]], factored=n > 1, **common)
+        src_sp.save(spm / "spm")
         models = {"src_model": "spm/spm.model", "tgt_model": "spm/spm.model"}
     else:
-        src_sp = SubwordModel.train([i["train_src"]], spm / "spm.src", factored=n > 1, **common)
-        tgt_sp = SubwordModel.train([i["train_tgt"]], spm / "spm.tgt", **common)
+        src_sp = SubwordModel.train([i["train_src"]], factored=n > 1, **common)
+        src_sp.save(spm / "spm.src")
+        tgt_sp = SubwordModel.train([i["train_tgt"]], **common)
+        tgt_sp.save(spm / "spm.tgt")
         models = {"src_model": "spm/spm.src.model", "tgt_model": "spm/spm.tgt.model"}
     out = dict(models)
     for split in SPLITS:
@@ -415,26 +418,21 @@ class ScoreSection:
 def score_stage(ctx) -> dict:
     """Every system on one test set with the configured metrics and a paired bootstrap against the
     baseline (`mwemt.evaluate.scoring.score_systems`)."""
+    from mwemt.evaluate.bootstrap import BootstrapSettings
+    from mwemt.evaluate.inputs import load_score_inputs
+    from mwemt.evaluate.registry import MetricOptions
     from mwemt.evaluate.report import format_score_table, score_run_dict
-    from mwemt.evaluate.scoring import MetricOptions, score_systems
+    from mwemt.evaluate.scoring import score_systems
     from mwemt.fileio import write_text
-    from mwemt.formats import read_testset
-    from mwemt.preprocess.annotate import build_annotator
 
     c: ScoreSection = ctx.config
-    systems = [(s, read_lines(ctx.inputs[f"hyp.{s}"])) for s in c.systems]
-    refs = read_lines(ctx.inputs["reference"])
-    mwes = [it.mwes for it in read_testset(ctx.inputs["testset"])] if "testset" in ctx.inputs else None
-    lexicon = None
-    if "target_lexicon" in ctx.inputs:
-        lexicon = build_annotator(AnnotatorConfig(lang=c.lang, lexicon=(str(ctx.inputs["target_lexicon"]),),
-                                                  lexicon_format=c.target_lexicon_format,
-                                                  lexicon_side="target")).lexicon
-    comp = str(ctx.inputs["compositionality"]) if "compositionality" in ctx.inputs else None
-    opts = MetricOptions(lang=c.lang, lowercase=c.lowercase, mwe_average=c.mwe_average, compositionality=comp,
-                         tesla_lexicon=lexicon)
-    run = score_systems(systems, list(c.metrics), opts, refs=refs, mwes=mwes, paired_bs=True,
-                        n_samples=c.bootstrap, seed=c.bootstrap_seed)
+    inputs = load_score_inputs([(s, ctx.inputs[f"hyp.{s}"]) for s in c.systems], ref=ctx.inputs["reference"],
+                               testset=ctx.inputs.get("testset"), lexicon=ctx.inputs.get("target_lexicon"),
+                               lexicon_format=c.target_lexicon_format,
+                               compositionality=ctx.inputs.get("compositionality"), lang=c.lang)
+    options = MetricOptions(lang=c.lang, lowercase=c.lowercase, mwe_average=c.mwe_average)
+    run = score_systems(inputs, list(c.metrics), options,
+                        bootstrap=BootstrapSettings(c.bootstrap, c.bootstrap_seed))
     write_json(ctx.out / "scores.json", score_run_dict(run))
     write_text(ctx.out / "scores.txt", format_score_table(run))
     return {"scores": "scores.json", "table": "scores.txt"}
