@@ -1,4 +1,4 @@
-"""The stage cache: hits, misses, sharing between systems, and resume after a killed stage."""
+"""The stage cache: hits, misses, sharing between systems, and redoing a killed stage."""
 
 from __future__ import annotations
 
@@ -102,27 +102,29 @@ def test_deleted_output_invalidates_entry(tmp_path):
     assert statuses(r)[0] == ("upper", "ran")
 
 
+def flaky(ctx):
+    """Fails the first time (stage functions run in worker processes: the count is a file)."""
+    (ctx.out / "partial.txt").write_text("half", encoding="utf-8")
+    marker = Path(ctx.params["marker"])
+    if not marker.exists():
+        marker.write_text("failed once", encoding="utf-8")
+        raise RuntimeError("boom")
+    (ctx.out / "ok.txt").write_text("ok", encoding="utf-8")
+    return {"ok": "ok.txt"}
+
+
 def test_failed_stage_writes_no_done_and_reruns(tmp_path):
     src = tmp_path / "in.txt"
     src.write_text("ivory tower", encoding="utf-8")
-    calls = []
-
-    def flaky(ctx):
-        calls.append(1)
-        (ctx.out / "partial.txt").write_text("half", encoding="utf-8")
-        if len(calls) == 1:
-            raise RuntimeError("boom")
-        (ctx.out / "ok.txt").write_text("ok", encoding="utf-8")
-        return {"ok": "ok.txt"}
-
+    marker = {"marker": str(tmp_path / "marker")}
     with pytest.raises(RuntimeError), Runner(tmp_path / "run", log=open(os.devnull, "w")) as r:
         a = r.stage("upper", "sys", upper, inputs={"text": src})
-        r.stage("flaky", "sys", flaky, inputs={"text": a.output("text")})
+        r.stage("flaky", "sys", flaky, inputs={"text": a.output("text")}, params=marker)
     assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "failed"
     assert not list((tmp_path / "run" / "stages" / "flaky").rglob(DONE))
     with Runner(tmp_path / "run", log=open(os.devnull, "w")) as r:
         a = r.stage("upper", "sys", upper, inputs={"text": src})
-        f = r.stage("flaky", "sys", flaky, inputs={"text": a.output("text")})
+        f = r.stage("flaky", "sys", flaky, inputs={"text": a.output("text")}, params=marker)
     assert statuses(r) == [("upper", "cached"), ("flaky", "ran")]
     assert f.output("ok").read_text() == "ok"
 
@@ -152,28 +154,29 @@ KILLABLE = textwrap.dedent("""
         return {"a": "a.txt"}
 
     def slow(ctx):
-        (ctx.out / "started").write_text("1")
-        if not (ctx.out / "checkpoint").exists():
-            (ctx.out / "checkpoint").write_text("epoch 1")
+        leftover = (ctx.out / "checkpoint").exists()
+        (ctx.out / "checkpoint").write_text("epoch 1")
+        if ctx.params["sleep"]:
             time.sleep(60)       # killed here on the first run
-        (ctx.out / "b.txt").write_text("resumed from " + (ctx.out / "checkpoint").read_text())
+        (ctx.out / "b.txt").write_text("saw a leftover checkpoint" if leftover else "started clean")
         return {"b": "b.txt"}
 
     with Runner(sys.argv[1]) as r:
         a = r.stage("first", "sys", first)
-        r.stage("slow", "sys", slow, inputs={"a": a.output("a")}, resumable=True)
+        r.stage("slow", "sys", slow, inputs={"a": a.output("a")}, params={"sleep": sys.argv[2] == "sleep"})
 """)
 
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_resume_after_killed_stage(tmp_path):
+def test_a_killed_stage_is_redone_from_an_empty_directory(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     script = tmp_path / "pipe.py"
     script.write_text(KILLABLE, encoding="utf-8")
     run = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, str(script), str(run)], stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([sys.executable, str(script), str(run), "sleep"], stderr=subprocess.PIPE, text=True,
+                            env=env)
     deadline = time.monotonic() + 30
     while not list(run.glob("stages/slow/sys/*/checkpoint")):
         assert proc.poll() is None and time.monotonic() < deadline, "stage never started"
@@ -182,10 +185,10 @@ def test_resume_after_killed_stage(tmp_path):
     proc.wait()
     assert not list(run.glob("stages/slow/**/DONE"))
     assert list(run.glob("stages/first/**/DONE"))
-    out = subprocess.run([sys.executable, str(script), str(run)], stderr=subprocess.PIPE, text=True,
+    out = subprocess.run([sys.executable, str(script), str(run), "no-sleep"], stderr=subprocess.PIPE, text=True,
                          timeout=60, env=env)
     assert out.returncode == 0, out.stderr
     assert "first        sys              cached" in out.stderr
-    assert "slow         sys              resuming" in out.stderr
+    assert "slow         sys              running" in out.stderr
     b = next(run.glob("stages/slow/sys/*/b.txt"))
-    assert b.read_text() == "resumed from epoch 1"
+    assert b.read_text() == "started clean"

@@ -10,7 +10,11 @@ Run an experiment grid from a YAML config: build the (augmented) corpora, annota
 train every system, translate every test set and score them all against the baseline with a paired
 bootstrap. Every stage is cached by the content hash of its inputs and its configuration, so a rerun
 skips finished work, a changed input reruns exactly what depends on it, and an interrupted run
-(Ctrl-C, a killed job) resumes where it stopped: training continues from its last checkpoint.
+(Ctrl-C, a killed job) resumes where it stopped: finished stages are kept, the stages that were
+running start again, and the results are the same as those of an uninterrupted run.
+
+Independent stages (different systems, different test sets) run in parallel, --jobs at a time (default:
+one per core), each with its share of the cores; the results do not depend on --jobs.
 
 Writes RUN/results.md, results.json, results.csv, results.png and RUN/manifest.json (config,
 versions, seed, every stage's key, timing and output hashes); stages live in RUN/stages/."""
@@ -20,6 +24,7 @@ examples:
   mwemt run configs/paper-small.yaml                        # runs/paper-small/
   mwemt run configs/paper-small.yaml --systems baseline,iob # only these systems (+ the baseline)
   mwemt run configs/demo.yaml --set train.max_epoch=5 --run-dir runs/demo-quick
+  mwemt run configs/paper-small.yaml --jobs 1                # one stage at a time
   mwemt run configs/paper-small.yaml --dry-run              # show the resolved config and exit
 
 systems (config 'systems:'), after Zaninello & Birch (2020):
@@ -36,6 +41,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set train.max_epoch=3 (repeatable; YAML values)")
     p.add_argument("--systems", help="comma-separated subset of the config's systems (the baseline is always run)")
+    add_jobs_argument(p)
     p.add_argument("--no-plot", action="store_true", help="do not draw results.png")
     p.add_argument("--dry-run", action="store_true",
                    help="check the config, print it resolved (every default, every system's sections) as JSON "
@@ -43,14 +49,25 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars (stage lines are still printed)")
 
 
+def add_jobs_argument(p: argparse.ArgumentParser) -> None:
+    from mwemt.experiments.runner import default_jobs
+
+    p.add_argument("--jobs", "-j", type=int, default=default_jobs(), metavar="N",
+                   help="stages run at once, each with its share of the cores (default: the number of cores, "
+                        "%(default)s here); results do not depend on it")
+
+
 def run_config(args: argparse.Namespace, config_path: str, default_run_dir: str | None = None) -> int:
     """Shared by `mwemt run` and `mwemt demo`: the whole config is checked before any stage runs."""
     from pathlib import Path
 
+    from mwemt.errors import MwemtError
     from mwemt.experiments.config import load_config, require_tests
     from mwemt.experiments.experiment import ordered_systems, run_experiment
     from mwemt.experiments.results import format_markdown
 
+    if args.jobs < 1:
+        raise MwemtError(f"--jobs must be at least 1, not {args.jobs}")
     cfg = load_config(config_path, args.overrides)
     require_tests(cfg)
     systems = None
@@ -60,8 +77,9 @@ def run_config(args: argparse.Namespace, config_path: str, default_run_dir: str 
         print_config(cfg)
         return 0
     run_dir = Path(args.run_dir or default_run_dir or Path("runs") / cfg.name)
-    print(f"mwemt run: {cfg.name} -> {run_dir}", file=sys.stderr)
-    results = run_experiment(cfg, run_dir, systems=systems, progress=not args.quiet, plot=not args.no_plot)
+    print(f"mwemt run: {cfg.name} -> {run_dir} ({args.jobs} job{'s' if args.jobs > 1 else ''})", file=sys.stderr)
+    results = run_experiment(cfg, run_dir, systems=systems, progress=not args.quiet, plot=not args.no_plot,
+                             jobs=args.jobs)
     print(format_markdown(results))
     print(f"results: {run_dir / 'results.md'} (.json .csv .png); manifest: {run_dir / 'manifest.json'}",
           file=sys.stderr)

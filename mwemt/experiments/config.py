@@ -182,8 +182,8 @@ class TranslateConfig:
 
     beam: int = setting(5, minimum=1, help="beam size")
     batch_size: int = setting(64, minimum=1, help="sentences per batch")
-    threads: int = setting(1, minimum=0, help="torch CPU threads (0 = one per core); speed only, not part of "
-                                              "the cache key")
+    threads: int = setting(1, minimum=0, help="torch CPU threads (0 = the job's share of the cores, see "
+                                              "`mwemt run --jobs`); speed only, not part of the cache key")
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TextIO
@@ -46,26 +47,32 @@ class Pipeline:
         self.cfg = cfg
         self._corpus: CacheEntry | None = None
         self._reverse: CacheEntry | None = None
+        self._corpus_lock = threading.Lock()    # systems run in threads (`Runner.parallel`)
+        self._reverse_lock = threading.Lock()
 
     # ---- shared data
     def corpus(self) -> CacheEntry:
         """Training and validation pairs of every system (split, sampled, lowercased as configured)."""
-        if self._corpus is None:
-            cfg, data = self.cfg, self.cfg.data
-            size = data.split or data
-            section = S.CorpusSection(cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.lowercase,
-                                      train_size=size.train_size, valid_max=size.valid_max,
-                                      rest_max=data.split.rest_max if data.split else 0,
-                                      valid_size=data.split.valid_size if data.split else 0,
-                                      test_size=data.split.test_size if data.split else 0)
-            if data.split is not None:
-                inputs = {"tsv": data.split.tsv}
-            else:
-                src, tgt = cfg.src_lang, cfg.tgt_lang
-                inputs = {"train_src": f"{data.train}.{src}", "train_tgt": f"{data.train}.{tgt}",
-                          "valid_src": f"{data.valid}.{src}", "valid_tgt": f"{data.valid}.{tgt}"}
-            self._corpus = self.runner.stage("corpus", "shared", S.corpus_stage, config=section, inputs=inputs)
+        with self._corpus_lock:
+            if self._corpus is None:
+                self._corpus = self._corpus_stage()
         return self._corpus
+
+    def _corpus_stage(self) -> CacheEntry:
+        cfg, data = self.cfg, self.cfg.data
+        size = data.split or data
+        section = S.CorpusSection(cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.lowercase,
+                                  train_size=size.train_size, valid_max=size.valid_max,
+                                  rest_max=data.split.rest_max if data.split else 0,
+                                  valid_size=data.split.valid_size if data.split else 0,
+                                  test_size=data.split.test_size if data.split else 0)
+        if data.split is not None:
+            inputs = {"tsv": data.split.tsv}
+        else:
+            src, tgt = cfg.src_lang, cfg.tgt_lang
+            inputs = {"train_src": f"{data.train}.{src}", "train_tgt": f"{data.train}.{tgt}",
+                      "valid_src": f"{data.valid}.{src}", "valid_tgt": f"{data.valid}.{tgt}"}
+        return self.runner.stage("corpus", "shared", S.corpus_stage, config=section, inputs=inputs)
 
     def test_data(self) -> dict[str, CacheEntry]:
         """Every test set as source, reference and (MWE test sets) JSONL items."""
@@ -101,11 +108,12 @@ class Pipeline:
 
     def reverse_model(self) -> CacheEntry:
         """The target -> source model of back-translation, trained once, on plain text."""
-        if self._reverse is None:
-            corpus = self.corpus()
-            files = {"train_src": corpus.output("train_tgt"), "train_tgt": corpus.output("train_src"),
-                     "valid_src": corpus.output("valid_tgt"), "valid_tgt": corpus.output("valid_src")}
-            self._reverse = self.model(REVERSE, files)
+        with self._reverse_lock:
+            if self._reverse is None:
+                corpus = self.corpus()
+                files = {"train_src": corpus.output("train_tgt"), "train_tgt": corpus.output("train_src"),
+                         "valid_src": corpus.output("valid_tgt"), "valid_tgt": corpus.output("valid_src")}
+                self._reverse = self.model(REVERSE, files)
         return self._reverse
 
     def system_files(self, system: str) -> dict[str, Path]:
@@ -121,7 +129,7 @@ class Pipeline:
     def model(self, system: str, files: dict[str, Path]) -> CacheEntry:
         """annotate -> subword -> prepare -> train for one model; returns its train stage."""
         section, inputs = self.model_data(system, files)
-        return self.runner.stage("train", system, S.train_stage, resumable=True, config=section, inputs=inputs)
+        return self.runner.stage("train", system, S.train_stage, config=section, inputs=inputs)
 
     def model_data(self, system: str, files: dict[str, Path]) -> tuple[S.TrainSection, dict[str, Path]]:
         """annotate -> subword -> prepare for one model; returns its train stage's section and inputs.
@@ -153,21 +161,24 @@ class Pipeline:
         """Every test source translated by the system's model: test name -> hypothesis file."""
         t = self.cfg.systems[system].translate
         section = S.TranslateSection(self.cfg.tgt_lang, t.beam, t.batch_size)
-        out = {}
-        for name, test in tests.items():
+
+        def translate(name: str, test: CacheEntry) -> Path:
             hyp = self.runner.stage("translate", f"{system}.{name}", S.translate_stage, config=section,
                                     inputs={"source": test.output("source"), "model": model.output("model")},
                                     params={"threads": t.threads})   # CPU threads: speed only, not in the key
-            out[name] = hyp.output("hyp")
-        return out
+            return hyp.output("hyp")
+
+        names = list(tests)
+        hyps = self.runner.parallel([lambda n=n: translate(n, tests[n]) for n in names])
+        return dict(zip(names, hyps))
 
     # ---- scores
     def scores(self, systems: list[str], tests: dict[str, CacheEntry],
                hyps: dict[str, dict[str, Path]]) -> list[SetScores]:
         """Every test set scored for all systems, the baseline first."""
         cfg, sc = self.cfg, self.cfg.score
-        out = []
-        for name, t in cfg.tests.items():
+
+        def score(name: str, t) -> SetScores:
             section = S.ScoreSection(t.metrics, tuple(systems), cfg.tgt_lang, cfg.lowercase_test(name), sc.bootstrap,
                                      sc.bootstrap_seed, sc.mwe_average, cfg.data.target_lexicon_format)
             inputs = {f"hyp.{s}": hyps[name][s] for s in systems}
@@ -179,8 +190,9 @@ class Pipeline:
             if cfg.data.target_lexicon and {"tesla-comp", "tesla-01"} & set(t.metrics):
                 inputs["target_lexicon"] = cfg.data.target_lexicon
             entry = self.runner.stage("score", name, S.score_stage, config=section, inputs=inputs)
-            out.append(SetScores(name, t.role, json.loads(entry.output("scores").read_text(encoding="utf-8"))))
-        return out
+            return SetScores(name, t.role, json.loads(entry.output("scores").read_text(encoding="utf-8")))
+
+        return self.runner.parallel([lambda n=n, t=t: score(n, t) for n, t in cfg.tests.items()])
 
 
 # ---------------------------------------------------------------- the commands
@@ -207,20 +219,24 @@ def count_stages(cfg: ExperimentConfig, systems: list[str], *, with_tests: bool 
 
 
 def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[str] | None = None,
-                   progress: bool = True, log: TextIO | None = None, plot: bool = True) -> dict:
-    """Run (or resume) the whole grid; returns the results dictionary (also written to RUN/results.*)."""
+                   progress: bool = True, log: TextIO | None = None, plot: bool = True, jobs: int = 1) -> dict:
+    """Run (or resume) the whole grid; returns the results dictionary (also written to RUN/results.*).
+
+    ``jobs``: how many stages run at once (independent systems and test sets); the results do not
+    depend on it.
+    """
     require_tests(cfg)
     names = ordered_systems(cfg, systems)
     run_dir = Path(run_dir)
     t0 = time.monotonic()
     with Runner(run_dir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, names), progress=progress,
-                log=log if log is not None else sys.stderr) as runner:
+                log=log if log is not None else sys.stderr, jobs=jobs) as runner:
         pipe = Pipeline(runner, cfg)
-        pipe.corpus()
-        tests = pipe.test_data()
+        tests, _ = runner.parallel([pipe.test_data, pipe.corpus])
+        per_system = runner.parallel([lambda s=s: pipe.translations(s, pipe.system_model(s), tests) for s in names])
         hyps: dict[str, dict[str, Path]] = {t: {} for t in cfg.tests}
-        for system in names:
-            for test, hyp in pipe.translations(system, pipe.system_model(system), tests).items():
+        for system, translated in zip(names, per_system):
+            for test, hyp in translated.items():
                 hyps[test][system] = hyp
         results = build_results(pipe.scores(names, tests, hyps), name=cfg.name, baseline=names[0],
                                 meta=_run_meta(cfg, run_dir, runner, t0))

@@ -1,29 +1,49 @@
-"""Run stages through the cache, with one progress line per stage and a run manifest.
+"""Run stages through the cache, several at once, with one progress line per stage and a run manifest.
 
 A stage is a function ``fn(ctx) -> {output name: path}`` of its input files and its configuration
 section; it writes only inside ``ctx.out``. `Runner.stage` computes the stage's key, returns the
-cached outputs when a finished stage with that key exists, and otherwise runs the function and
-writes DONE. Killing a run at any point therefore loses at most the stage that was running; the
-next run picks up there (stages marked ``resumable`` get their partial directory back, e.g. to
-continue training from the last checkpoint; others start from an empty directory).
+cached outputs when a finished stage with that key exists, and otherwise runs the function in a
+stage worker process (`mwemt.experiments.workers`) that writes DONE last. Killing a run at any point
+therefore loses at most the stages that were running; the next run starts them again from an empty
+directory and reuses everything finished, so an interrupted run ends with the same results as an
+uninterrupted one. (Training, too, starts again: fairseq's resume from its last checkpoint is not
+bit-identical to training on, see docs/experiments.md.)
+
+Stages run in parallel when the pipeline calls `Runner.parallel` (independent systems, test sets)
+and the runner has more than one job: each job is a worker with its share of the cores. Two calls
+of a stage with one key (two systems needing the same reverse model) run it once.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import fcntl
+import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from mwemt import __version__
 from mwemt.errors import MwemtError
 from mwemt.experiments.cache import CacheEntry, StageCache, stage_key
+from mwemt.experiments.display import StageDisplay
+from mwemt.experiments.workers import STAGE_LOG, StageCancelled, StageTask, StageWorkers
 from mwemt.provenance import versions, write_json
 from mwemt.schema import to_plain
+
+T = TypeVar("T")
+
+
+def default_jobs() -> int:
+    """The number of cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 @dataclass
@@ -38,6 +58,7 @@ class StageContext:
     seed: int
     progress: bool = True
     params: dict = field(default_factory=dict)   # run-time settings that do not change the result
+    threads: int = 1         # this job's share of the cores (torch threads where the config leaves it open)
 
 
 StageFn = Callable[[StageContext], dict[str, "str | Path"]]
@@ -56,10 +77,16 @@ class StageRecord:
 
 
 class Runner:
-    """Executes stages of one run directory; holds an exclusive lock on it while alive."""
+    """Executes stages of one run directory; holds an exclusive lock on it while alive.
+
+    ``jobs``: how many stages may run at once (worker processes); each gets ``cores // jobs``
+    threads. Results do not depend on it.
+    """
 
     def __init__(self, run_dir: str | Path, *, config: Any = None, seed: int = 1, total: int | None = None,
-                 progress: bool = True, log: TextIO | None = None):
+                 progress: bool = True, log: TextIO | None = None, jobs: int = 1):
+        if jobs < 1:
+            raise MwemtError(f"jobs must be at least 1, not {jobs}")
         self.run_dir = Path(run_dir).absolute()   # stage functions may return paths built from ctx.out
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.cache = StageCache(self.run_dir / "stages")
@@ -68,11 +95,17 @@ class Runner:
         self.total = total
         self.progress = progress
         self.log = log if log is not None else sys.stderr
+        self.jobs = jobs
+        self.threads = max(1, default_jobs() // jobs)
         self.records: list[StageRecord] = []
         self._known: dict[str, str] = {}   # resolved output path -> hash recorded in DONE
         self._count = 0
         self._started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         self._lock_fh = None
+        self._mutex = threading.RLock()
+        self._running: dict[str, threading.Event] = {}   # key -> set when that stage has ended
+        self._workers: StageWorkers | None = None
+        self._display: StageDisplay | None = None
         self.extra: dict[str, Any] = {}   # more manifest fields (e.g. the results files)
 
     # -- lifecycle
@@ -84,15 +117,77 @@ class Runner:
             self._lock_fh.close()
             raise MwemtError(f"another mwemt command is using {self.run_dir}; wait for it or choose another "
                              f"directory") from None
+        for stale in self.run_dir.glob(".*.part"):   # a manifest or results file being written when killed
+            stale.unlink(missing_ok=True)
+        try:
+            self._workers = StageWorkers(self.jobs, self.cache)   # forked now, before any thread exists
+            live = self.progress and hasattr(self.log, "isatty") and self.log.isatty()
+            self._display = StageDisplay(self.log, live=live)
+        except BaseException:
+            self.__exit__(*sys.exc_info())
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
-        status = "finished" if exc[0] is None else ("interrupted" if exc[0] is KeyboardInterrupt else "failed")
+        status = "finished" if exc[0] is None else ("interrupted" if issubclass(exc[0], KeyboardInterrupt)
+                                                    else "failed")
+        if self._workers is not None:
+            self._workers.close(kill=exc[0] is not None)
+            self._workers = None
+        if self._display is not None:
+            self._display.close()
+            self._display = None
         self.write_manifest(status)
         if self._lock_fh is not None:
             fcntl.flock(self._lock_fh, fcntl.LOCK_UN)
             self._lock_fh.close()
             self._lock_fh = None
+
+    # -- parallel calls
+    def parallel(self, calls: list[Callable[[], T]]) -> list[T]:
+        """Every call's result, in order; the calls run in threads when this runner has several jobs.
+
+        The first failure stops the run: the other calls' running stages are killed (their stage
+        directories have no DONE and start again next time) and that failure is raised.
+        """
+        if self.jobs == 1 or len(calls) <= 1:
+            return [call() for call in calls]
+        results: list[Any] = [None] * len(calls)
+        errors: list[BaseException] = []
+
+        def work(k: int) -> None:
+            try:
+                results[k] = calls[k]()
+            except StageCancelled:
+                pass
+            except BaseException as exc:  # noqa: BLE001 - raised in the calling thread below
+                with self._mutex:
+                    errors.append(exc)
+                self.cancel()
+
+        threads = [threading.Thread(target=work, args=(k,), name=f"mwemt-pipeline-{k}", daemon=True)
+                   for k in range(len(calls))]
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.2)
+        except BaseException:
+            self.cancel()
+            for t in threads:
+                t.join(10)
+            raise
+        if errors:
+            raise errors[0]
+        if self._workers is not None and self._workers.cancelled:
+            raise StageCancelled("the run was stopped")
+        return results
+
+    def cancel(self) -> None:
+        """Kill the running stages and start no new one (an interrupt, or a failed stage)."""
+        if self._workers is not None:
+            self._workers.cancel()
 
     # -- stages
     def input_hash(self, path: Path) -> str:
@@ -100,7 +195,7 @@ class Runner:
         return known if known is not None else self.cache.hashes.path(path)
 
     def stage(self, name: str, system: str, fn: StageFn, *, inputs: dict[str, str | Path] | None = None,
-              config: Any = None, resumable: bool = False, params: dict | None = None) -> CacheEntry:
+              config: Any = None, params: dict | None = None) -> CacheEntry:
         """Run (or reuse) one stage and return its finished cache entry.
 
         ``config`` (the stage's section, a frozen dataclass) is part of the key in its canonical form
@@ -109,39 +204,69 @@ class Runner:
         """
         config = {} if config is None else config
         inputs_p, hashes, key = self._key(name, system, inputs, config)
-        self._count += 1
-        label = self._label(name, system)
-        entry = self.cache.lookup(name, key, prefer_system=system)
-        if entry is not None:
-            owner = entry.directory.parent.name
-            status = "cached" if owner == system else "shared"
-            note = "" if owner == system else f" (same inputs as {owner})"
-            self._print(f"{label} {status:<8}{note}")
-            self._remember(name, system, key, status, 0.0, entry)
-            return entry
-        directory = self.cache.directory(name, system, key)
-        resuming = resumable and directory.exists() and any(directory.iterdir())
-        if not resumable:
-            self.cache.clear_partial(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        self._print(f"{label} {'resuming' if resuming else 'running'} ...")
-        ctx = StageContext(name, system, inputs_p, config, directory, self.seed, self.progress, dict(params or {}))
-        t0 = time.monotonic()
+        while True:
+            with self._mutex:
+                if self._workers is None or self._workers.cancelled:
+                    raise StageCancelled(name)
+                entry = self.cache.lookup(name, key, prefer_system=system)
+                busy = self._running.get(key) if entry is None else None
+                if entry is None and busy is None:
+                    self._running[key] = threading.Event()
+                    self._count += 1
+                    label = self._label(self._count, name, system)
+                    break
+            if entry is not None:
+                return self._reuse(name, system, key, entry)
+            busy.wait()   # the same stage with the same key runs for another system: share its result
         try:
-            outputs = fn(ctx)
-        except KeyboardInterrupt:
-            self._print(f"{label} interrupted after {time.monotonic() - t0:.1f}s (no DONE written; "
-                        f"rerun to {'resume' if resumable else 'redo'} this stage)")
-            raise
-        except BaseException:
-            self._print(f"{label} FAILED after {time.monotonic() - t0:.1f}s")
-            raise
-        elapsed = time.monotonic() - t0
+            return self._run(name, system, key, label, fn, inputs_p, hashes, config, params)
+        finally:
+            with self._mutex:
+                self._running.pop(key).set()
+
+    def _reuse(self, name: str, system: str, key: str, entry: CacheEntry) -> CacheEntry:
+        owner = entry.directory.parent.name
+        status = "cached" if owner == system else "shared"
+        note = "" if owner == system else f" (same inputs as {owner})"
+        with self._mutex:
+            self._count += 1
+            label = self._label(self._count, name, system)
+        self._print(f"{label} {status:<8}{note}")
+        self._remember(name, system, key, status, 0.0, entry)
+        return entry
+
+    def _run(self, name: str, system: str, key: str, label: str, fn: StageFn, inputs_p: dict[str, Path],
+             hashes: dict[str, str], config: Any, params: dict | None) -> CacheEntry:
+        directory = self.cache.directory(name, system, key)
+        ctx = StageContext(name, system, inputs_p, config, directory, self.seed, self.progress, dict(params or {}),
+                           self.threads)
         record = {"stage": name, "system": system, "key": key, "config": to_plain(config),
                   "inputs": {k: {"path": str(p), "sha256": hashes[k]} for k, p in inputs_p.items()},
-                  "elapsed_seconds": round(elapsed, 3), "mwemt": __version__,
-                  "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-        entry = self.cache.finish(directory, record, outputs or {})
+                  "mwemt": __version__}
+        assert self._workers is not None and self._display is not None
+        self._print(f"{label} running ...")
+        self._display.start(key, label, f"  {name} {system}: ", directory / STAGE_LOG)
+        t0 = time.monotonic()
+        try:
+            done = self._workers.run(StageTask(fn, ctx, record, self.threads))
+        except StageCancelled:
+            self._display.finish(key)
+            self._print(f"{label} stopped after {time.monotonic() - t0:.1f}s (another stage failed or the run was "
+                        f"interrupted)")
+            raise
+        except KeyboardInterrupt:
+            self._display.finish(key)
+            self._print(f"{label} interrupted after {time.monotonic() - t0:.1f}s (no DONE written; rerun to redo "
+                        f"this stage)")
+            raise
+        except BaseException:
+            self._display.finish(key)
+            cancelled = self._workers.cancelled
+            self._print(f"{label} {'stopped' if cancelled else 'FAILED'} after {time.monotonic() - t0:.1f}s")
+            raise
+        self._display.finish(key)
+        elapsed = time.monotonic() - t0
+        entry = CacheEntry(directory, done)
         self._print(f"{label} done     {elapsed:.1f}s")
         self._remember(name, system, key, "ran", elapsed, entry)
         return entry
@@ -160,23 +285,27 @@ class Runner:
         hashes = {k: self.input_hash(p) for k, p in sorted(inputs_p.items())}
         return inputs_p, hashes, stage_key(name, to_plain(config) if config is not None else {}, hashes)
 
-    def _label(self, name: str, system: str) -> str:
+    def _label(self, count: int, name: str, system: str) -> str:
         total = f"/{self.total}" if self.total else ""
         width = len(str(self.total)) if self.total else 2
-        return f"[{self._count:>{width}}{total}] {name:<12} {system:<16}"
+        return f"[{count:>{width}}{total}] {name:<12} {system:<16}"
 
     def _print(self, text: str) -> None:
-        print(text, file=self.log, flush=True)
+        if self._display is not None:
+            self._display.message(text)
+        else:
+            print(text, file=self.log, flush=True)
 
     def _remember(self, name: str, system: str, key: str, status: str, elapsed: float,
                   entry: CacheEntry) -> None:
-        for o in entry.record["outputs"].values():
-            self._known[str((entry.directory / o["path"]).resolve())] = o["sha256"]
-        self.records.append(StageRecord(name, system, key, status, round(elapsed, 3),
-                                        float(entry.record.get("elapsed_seconds", elapsed)),
-                                        str(entry.directory.relative_to(self.run_dir)),
-                                        {k: o["sha256"] for k, o in entry.record["outputs"].items()}))
-        self.write_manifest("running")
+        with self._mutex:
+            for o in entry.record["outputs"].values():
+                self._known[str((entry.directory / o["path"]).resolve())] = o["sha256"]
+            self.records.append(StageRecord(name, system, key, status, round(elapsed, 3),
+                                            float(entry.record.get("elapsed_seconds", elapsed)),
+                                            str(entry.directory.relative_to(self.run_dir)),
+                                            {k: o["sha256"] for k, o in entry.record["outputs"].items()}))
+            self.write_manifest("running")
 
     # -- manifest
     @property
@@ -188,6 +317,10 @@ class Runner:
         return sum(seen.values())
 
     def write_manifest(self, status: str) -> None:
+        with self._mutex:
+            self._write_manifest(status)
+
+    def _write_manifest(self, status: str) -> None:
         m = {"kind": "experiment", "status": status, "started": self._started,
              "updated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
              "command": " ".join(sys.argv), "seed": self.seed, "versions": versions(),

@@ -356,8 +356,9 @@ class TrainSection:
 
 
 def train_stage(ctx) -> dict:
-    """fairseq-train (resuming from ``checkpoint_last.pt`` after an interruption), then the model
-    directory that `Translator` loads: dictionaries, subword models, lexicon, preprocess.json."""
+    """fairseq-train, then the model directory that `Translator` loads: dictionaries, subword models,
+    lexicon, preprocess.json. An interrupted train stage starts again from an empty directory (the
+    runner), not from fairseq's last checkpoint: that resume is not bit-identical (docs/experiments.md)."""
     from mwemt.nmt.train import finish_model_dir, run_fairseq_train
 
     c: TrainSection = ctx.config
@@ -392,7 +393,7 @@ def translate_stage(ctx) -> dict:
 
     c: TranslateSection = ctx.config
     lines = read_lines(ctx.inputs["source"])
-    translator = Translator.load(ctx.inputs["model"], threads=ctx.params.get("threads"))
+    translator = Translator.load(ctx.inputs["model"], threads=ctx.params.get("threads") or ctx.threads)
     hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, progress=ctx.progress)
     write_lines(ctx.out / "hyp.txt", [" ".join(h.split()) for h in hyps])
     return {"hyp": "hyp.txt"}

@@ -12,8 +12,11 @@ from __future__ import annotations
 import os
 import sys
 
+from mwemt.process_tree import die_with_parent
+
 
 def main() -> None:
+    die_with_parent()   # torchrun's agent is our parent: when it dies (killed with its run), so do we
     missing = [k for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if k not in os.environ]
     if missing:
         sys.exit(f"mwemt.nmt.fairseq_launch must run under torchrun (missing {', '.join(missing)})")

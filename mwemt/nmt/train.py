@@ -26,6 +26,7 @@ from mwemt.errors import MwemtError
 from mwemt.fileio import sha256_file
 from mwemt.nmt import modeldir
 from mwemt.nmt.config import ModelConfig, TrainConfig
+from mwemt.process_tree import guarded_command
 from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig
 from mwemt.provenance import manifest, versions, write_json
 
@@ -248,7 +249,8 @@ def run_fairseq_train(job: FairseqJob, data_bin: Path, model_dir: Path, progress
     start = time.time()
     with open(model_dir / "train.log", "a", encoding="utf-8") as logf:
         logf.write(f"\n# {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n")
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+        # guarded: fairseq-train dies with this process, even when it is killed with SIGKILL
+        proc = subprocess.Popen(guarded_command(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
                                 encoding="utf-8", errors="replace", bufsize=1)
         previous = _raise_on_sigterm()
         try:
