@@ -200,7 +200,7 @@ class Runner:
 
         ``config`` (the stage's section, a frozen dataclass) is part of the key in its canonical form
         (`mwemt.schema.to_plain`); ``params`` (e.g. thread counts) are not, so they must not change
-        what the stage produces.
+        what the stage produces. ``fn`` runs in a worker process: a module-level function.
         """
         config = {} if config is None else config
         inputs_p, hashes, key = self._key(name, system, inputs, config)
@@ -212,30 +212,30 @@ class Runner:
                 busy = self._running.get(key) if entry is None else None
                 if entry is None and busy is None:
                     self._running[key] = threading.Event()
-                    self._count += 1
-                    label = self._label(self._count, name, system)
                     break
             if entry is not None:
                 return self._reuse(name, system, key, entry)
             busy.wait()   # the same stage with the same key runs for another system: share its result
         try:
-            return self._run(name, system, key, label, fn, inputs_p, hashes, config, params)
+            return self._run(name, system, key, fn, inputs_p, hashes, config, params)
         finally:
             with self._mutex:
                 self._running.pop(key).set()
+
+    def _next_label(self, name: str, system: str) -> str:
+        with self._mutex:
+            self._count += 1
+            return self._label(self._count, name, system)
 
     def _reuse(self, name: str, system: str, key: str, entry: CacheEntry) -> CacheEntry:
         owner = entry.directory.parent.name
         status = "cached" if owner == system else "shared"
         note = "" if owner == system else f" (same inputs as {owner})"
-        with self._mutex:
-            self._count += 1
-            label = self._label(self._count, name, system)
-        self._print(f"{label} {status:<8}{note}")
+        self._print(f"{self._next_label(name, system)} {status:<8}{note}")
         self._remember(name, system, key, status, 0.0, entry)
         return entry
 
-    def _run(self, name: str, system: str, key: str, label: str, fn: StageFn, inputs_p: dict[str, Path],
+    def _run(self, name: str, system: str, key: str, fn: StageFn, inputs_p: dict[str, Path],
              hashes: dict[str, str], config: Any, params: dict | None) -> CacheEntry:
         directory = self.cache.directory(name, system, key)
         ctx = StageContext(name, system, inputs_p, config, directory, self.seed, self.progress, dict(params or {}),
@@ -243,28 +243,27 @@ class Runner:
         record = {"stage": name, "system": system, "key": key, "config": to_plain(config),
                   "inputs": {k: {"path": str(p), "sha256": hashes[k]} for k, p in inputs_p.items()},
                   "mwemt": __version__}
-        assert self._workers is not None and self._display is not None
-        self._print(f"{label} running ...")
-        self._display.start(key, label, f"  {name} {system}: ", directory / STAGE_LOG)
-        t0 = time.monotonic()
+        workers, display = self._workers, self._display
+        assert workers is not None and display is not None
+        label, t0 = "", 0.0
+
+        def started() -> None:   # a worker took the stage
+            nonlocal label, t0
+            label, t0 = self._next_label(name, system), time.monotonic()
+            self._print(f"{label} running ...")
+            display.start(key, label, f"  {name} {system}: ", directory / STAGE_LOG)
+
         try:
-            done = self._workers.run(StageTask(fn, ctx, record, self.threads))
-        except StageCancelled:
-            self._display.finish(key)
-            self._print(f"{label} stopped after {time.monotonic() - t0:.1f}s (another stage failed or the run was "
-                        f"interrupted)")
+            done = workers.run(StageTask(fn, ctx, record, self.threads), started)
+        except BaseException as exc:
+            display.finish(key)
+            if label:
+                how = ("interrupted" if isinstance(exc, KeyboardInterrupt) else
+                       "stopped" if workers.cancelled else "FAILED")
+                self._print(f"{label} {how} after {time.monotonic() - t0:.1f}s"
+                            + (" (no DONE written; the next run redoes this stage)" if how != "FAILED" else ""))
             raise
-        except KeyboardInterrupt:
-            self._display.finish(key)
-            self._print(f"{label} interrupted after {time.monotonic() - t0:.1f}s (no DONE written; rerun to redo "
-                        f"this stage)")
-            raise
-        except BaseException:
-            self._display.finish(key)
-            cancelled = self._workers.cancelled
-            self._print(f"{label} {'stopped' if cancelled else 'FAILED'} after {time.monotonic() - t0:.1f}s")
-            raise
-        self._display.finish(key)
+        display.finish(key)
         elapsed = time.monotonic() - t0
         entry = CacheEntry(directory, done)
         self._print(f"{label} done     {elapsed:.1f}s")

@@ -187,13 +187,17 @@ class StageWorkers:
             self.close(kill=True)
             raise
 
-    def run(self, task: StageTask) -> dict:
-        """The stage's DONE record; its error is raised here. An interrupt kills its worker."""
+    def run(self, task: StageTask, started: Callable[[], None] = lambda: None) -> dict:
+        """The stage's DONE record; its error is raised here. An interrupt kills its worker.
+
+        ``started`` is called when an idle worker has been found for the stage.
+        """
         i = self._idle.get()
         if i is None or self.cancelled:
             self._idle.put(None)
             raise StageCancelled(task.record["stage"])
         self._busy.add(i)
+        started()
         try:
             try:
                 payload = pickle.dumps(task)
