@@ -1,6 +1,6 @@
 """`mwemt demo` end to end at a smaller size: every stage runs, a rerun is all cache hits, a changed
 translate setting reruns exactly translate and score, and a training stage that never finished
-(no DONE) resumes in its own directory from its checkpoint."""
+(no DONE) is trained again, to the same results."""
 
 from __future__ import annotations
 
@@ -62,12 +62,14 @@ def test_demo_end_to_end_cached_and_partial_rerun(tmp_path):
     assert {stage for stage, _ in ran} == {"translate", "score"}
     assert len(ran) == 5 * 2 + 2
 
-    # a training stage killed before DONE: its directory (checkpoints) is kept and training resumes there
+    # a training stage killed before DONE: trained again from an empty directory, to the same results
     (done,) = list(run.glob("stages/train/iob/*/DONE"))
     done.unlink()
+    before = json.loads((run / "results.json").read_text())["scores"]
     fourth = demo(run, "translate.beam=1")
     assert fourth.returncode == 0, fourth.stderr[-3000:]
-    assert "train        iob              resuming" in fourth.stderr
+    assert "train        iob              running" in fourth.stderr
     assert stage_status(run)[("train", "iob")] == "ran"
     assert stage_status(run)[("train", "baseline")] == "cached"
     assert done.exists()
+    assert json.loads((run / "results.json").read_text())["scores"] == before
