@@ -63,6 +63,7 @@ class StageDisplay:
         self._running: dict[str, _Running] = {}
         self._lock = threading.Lock()
         self._drawn = 0
+        self._last_block: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="mwemt-stage-display", daemon=True)
         self._thread.start()
@@ -127,6 +128,9 @@ class StageDisplay:
         width = max(20, shutil.get_terminal_size((100, 20)).columns - 1)
         now = time.monotonic()
         block = [_fit(f"{r.label} {now - r.started:6.0f}s  {r.status}", width) for r in self._running.values()]
+        if not messages and block == self._last_block:
+            return
+        self._last_block = block
         up = f"\x1b[{self._drawn}F" if self._drawn else ""
         self.stream.write(up + "\x1b[J" + "".join(m + "\n" for m in messages) + "".join(b + "\n" for b in block))
         self.stream.flush()
