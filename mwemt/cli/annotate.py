@@ -17,6 +17,15 @@ examples:
   echo "He walked the dog off ." | mwemt annotate --lexicon lex.txt --encoding iob --max-gap 2
   mwemt annotate --lexicon oewn.tsv --encoding wws -i train.en -o train.wws.en --workers 2 --report rep.json
   mwemt annotate --lexicon train.cupt --input-format cupt --output-format cupt -i test.cupt -o pred.cupt
+  mwemt annotate --lexicon train.cupt --save-filters train.filters.json -i text.en -o text.iob.en
+  mwemt annotate --lexicon train.cupt --no-filter rate --no-filter syntax -i text.en -o out.iob
+
+Identification filters (docs/identification.md): with a .cupt lexicon, look-up matches go through
+filters learned from that annotated file (word order, gap sizes and nominal inflection seen, tree
+connectivity where the input has a parse, the idiomaticity rate of the entry), thresholds set by
+cross-validation on the file itself; --filters none turns them all off, --no-filter NAME one of
+them. A model saved as LEXICON-STEM.filters.json next to a lexicon is used automatically. Other
+lexicons are matched as they are unless --raw-corpus gives text for literal-reading estimates.
 
 Lexicon formats (--lexicon-format, default auto): list (MWE[TAB category[TAB POS[TAB comp]]]),
 bilingual (src TAB tgt1; tgt2), oewn (the OEWN MWE TSV), wn-aligned (synset-aligned EN-xx TSV),
@@ -35,8 +44,21 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lang", default="en", help="language code for tokeniser and lemmatiser (default: en)")
     p.add_argument("--lemmatizer", default="simplemma", choices=("simplemma", "wordnet", "spacy", "none"),
                    help="lemmatiser backend (default: %(default)s; all offline)")
-    p.add_argument("--max-gap", type=int, default=0,
-                   help="most tokens allowed between two MWE components; 0 = contiguous only (default: 0)")
+    p.add_argument("--max-gap", type=int, default=None,
+                   help="most tokens allowed between two MWE components; 0 = contiguous only (default: the "
+                        "gap the identification filters were tuned with, else 0)")
+    p.add_argument("--filters", default="auto", metavar="auto|none|PATH",
+                   help="identification filters: auto = a saved model next to the lexicon, else learned from a "
+                        ".cupt lexicon, else estimated from --raw-corpus, else none; none; or a saved model "
+                        "(default: %(default)s)")
+    p.add_argument("--no-filter", action="append", default=[], metavar="NAME",
+                   help="turn one filter off (repeatable): order, gap, inflection, syntax, rate (learned); "
+                        "association, variability (raw corpus) (default: all on)")
+    p.add_argument("--raw-corpus", metavar="TEXT",
+                   help="plain text (one sentence per line) to estimate literal readings from, for lexicons "
+                        "without training data (default: none)")
+    p.add_argument("--save-filters", metavar="PATH",
+                   help="write the filter model used (learned or estimated) to PATH, for reuse (default: not saved)")
     p.add_argument("--pretokenized", action="store_true",
                    help="text input is already tokenised (split on spaces, no sacremoses)")
     p.add_argument("--input-format", default="text", choices=("text", "cupt"),
@@ -58,7 +80,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from mwemt.fileio import atomic_write, count_lines, iter_lines
     from mwemt.formats import detect_lexicon_format
-    from mwemt.preprocess.annotate import AnnotationReport, Annotator, annotate_stream
+    from mwemt.preprocess.annotate import AnnotationReport, Annotator, annotate_stream, describe_filters
+    from mwemt.preprocess.identification import IdentificationOptions, filters_for
     from mwemt.preprocess.lexicon import load_lexicon
     from mwemt.provenance import manifest, write_json
 
@@ -70,8 +93,15 @@ def run(args: argparse.Namespace) -> int:
     # entries extracted from .cupt are already tokens; anything else is tokenised like the text
     lexicon = load_lexicon(args.lexicon, fmt, lang=args.lang, lemmatizer=lemmatizer,
                            tokenize_entries=fmt != "cupt")
-    annotator = Annotator(lexicon, lang=args.lang, lemmatizer=lemmatizer, max_gap=args.max_gap,
-                          pretokenized=args.pretokenized)
+    options = IdentificationOptions(args.filters, tuple(args.no_filter), args.max_gap, args.raw_corpus)
+    filters, max_gap = filters_for(args.lexicon, fmt, options, lexicon=lexicon, lang=args.lang,
+                                   lemmatizer=lemmatizer, log=None if not args.quiet else (lambda msg: None))
+    if args.save_filters:
+        if filters is None:
+            raise MwemtError("--save-filters: no filter model is in use (a .cupt lexicon or --raw-corpus makes one)")
+        filters.save(args.save_filters)
+    annotator = Annotator(lexicon, lang=args.lang, lemmatizer=lemmatizer, max_gap=max_gap,
+                          pretokenized=args.pretokenized, filters=filters)
     report = AnnotationReport()
     progress = args.input != "-" and not args.quiet
 
@@ -89,11 +119,14 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         write_json(args.report, manifest(
             "annotate-report", config={k: v for k, v in vars(args).items() if not k.startswith("_")},
-            signature=annotator.signature, **report.to_dict(lexicon_size=len(lexicon))))
+            signature=annotator.signature,
+            **report.to_dict(lexicon_size=len(lexicon), filters=describe_filters(filters))))
     if progress:
+        removed = ", ".join(f"{k} {v}" for k, v in sorted(report.removed_by_filter.items()))
         print(f"annotated {report.sentences} sentences: {report.mwes} MWEs "
-              f"({report.discontinuous} discontinuous) in {report.sentences_with_mwe} sentences",
-              file=sys.stderr)
+              f"({report.discontinuous} discontinuous) in {report.sentences_with_mwe} sentences"
+              + (f"; filters removed {sum(report.removed_by_filter.values())} candidates ({removed})"
+                 if report.removed_by_filter else ""), file=sys.stderr)
     return 0
 
 

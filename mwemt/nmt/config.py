@@ -17,7 +17,10 @@ A config has these sections (every key optional unless marked; defaults shown)::
       lexicon_format: auto     # auto | list | bilingual | oewn | wn-aligned | cupt
       lexicon_side: source     # for wn-aligned lexicons
       lemmatizer: simplemma    # simplemma | wordnet | spacy | none
-      max_gap: 0               # gaps allowed inside an MWE match
+      max_gap: null            # gaps allowed inside an MWE match; null: the filters' tuned gap, else 0
+      filters: auto            # identification filters: auto | none | PATH (docs/identification.md)
+      filters_off: []          # filters turned off, e.g. [rate, syntax]
+      raw_corpus: null         # text for literal-reading estimates (lexicons without training data)
       pretokenized: false      # input is already tokenised (split on spaces only)
     subword:
       vocab_size: 8000
@@ -70,7 +73,8 @@ DEFAULTS: dict[str, Any] = {
     "tgt_lang": None,
     "data": {"train": None, "valid": None, "max_train_lines": 0, "train_sample": "first"},
     "preprocess": {"encoding": "none", "lexicon": None, "lexicon_format": "auto", "lexicon_side": "source",
-                   "lemmatizer": "simplemma", "max_gap": 0, "pretokenized": False},
+                   "lemmatizer": "simplemma", "max_gap": None, "filters": "auto", "filters_off": [],
+                   "raw_corpus": None, "pretokenized": False},
     "subword": {"vocab_size": 8000, "model_type": "bpe", "joint": True, "iob": "copy",
                 "input_sentence_size": 0},
     "prepare": {"joined_dictionary": True, "threshold": 0},
@@ -140,6 +144,11 @@ def resolve(config: dict, base_dir: str | Path | None = None) -> dict:
     if pre["encoding"] != "none" and not pre["lexicon"]:
         raise MwemtError(f"config: preprocess.encoding {pre['encoding']} needs preprocess.lexicon")
     pre["lexicon"] = path(pre["lexicon"])
+    pre["raw_corpus"] = path(pre["raw_corpus"])
+    if pre["filters"] not in ("auto", "none"):
+        pre["filters"] = path(pre["filters"])
+    if pre["max_gap"] is not None and (not isinstance(pre["max_gap"], int) or pre["max_gap"] < 0):
+        raise MwemtError(f"config: preprocess.max_gap must be null or a whole number >= 0, not {pre['max_gap']!r}")
     sub = cfg["subword"]
     if sub["iob"] not in ("copy", "bio"):
         raise MwemtError("config: subword.iob must be copy or bio")

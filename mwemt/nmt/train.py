@@ -61,11 +61,39 @@ def build_annotator(cfg: dict):
     from mwemt.preprocess.lexicon import load_lexicon
 
     pre = cfg["preprocess"]
-    lex = None
+    lex, filters, max_gap = None, None, pre["max_gap"] or 0
     if pre["encoding"] != "none":
         lex = load_lexicon(pre["lexicon"], pre["lexicon_format"], lang=cfg["src_lang"],
                            lemmatizer=pre["lemmatizer"], side=pre["lexicon_side"])
-    return Annotator(lex, cfg["src_lang"], pre["lemmatizer"], pre["max_gap"], pretokenized=pre["pretokenized"])
+        filters, max_gap = identification_filters(cfg, lex)
+    return Annotator(lex, cfg["src_lang"], pre["lemmatizer"], max_gap, pretokenized=pre["pretokenized"],
+                     filters=filters)
+
+
+def identification_filters(cfg: dict, lexicon=None):
+    """The filter model (or None) and max_gap the source is annotated with (`filters_for`)."""
+    from mwemt.formats import detect_lexicon_format
+    from mwemt.preprocess.identification import IdentificationOptions, filters_for
+
+    pre = cfg["preprocess"]
+    fmt = detect_lexicon_format(pre["lexicon"]) if pre["lexicon_format"] == "auto" else pre["lexicon_format"]
+    if lexicon is None and pre["raw_corpus"]:  # corpus estimates count the lexicon's entries in the corpus
+        from mwemt.preprocess.lexicon import load_lexicon
+
+        lexicon = load_lexicon(pre["lexicon"], pre["lexicon_format"], lang=cfg["src_lang"],
+                               lemmatizer=pre["lemmatizer"], side=pre["lexicon_side"])
+    return filters_for(pre["lexicon"], fmt, IdentificationOptions.from_mapping(pre), lexicon=lexicon,
+                       lang=cfg["src_lang"], lemmatizer=pre["lemmatizer"], log=log.info)
+
+
+def _identification_inputs(cfg: dict) -> dict | None:
+    """sha256 of the lexicon and of whatever its filters come from (a saved model, a raw corpus)."""
+    from mwemt.preprocess.identification import IdentificationOptions, identification_inputs
+
+    pre = cfg["preprocess"]
+    if not pre["lexicon"]:
+        return None
+    return identification_inputs(pre["lexicon"], IdentificationOptions.from_mapping(pre))
 
 
 def annotate_corpus(cfg: dict, workdir: Path, progress: bool = True) -> dict[str, tuple[Path, Path]]:
@@ -83,8 +111,7 @@ def annotate_corpus(cfg: dict, workdir: Path, progress: bool = True) -> dict[str
     files = {split: (out_dir / f"{split}.tok.{src}", out_dir / f"{split}.tok.{tgt}") for split in ("train", "valid")}
     inputs = {f"{s}.{side}": sha256_file(cfg["data"][s][side]) for s in ("train", "valid") for side in ("src", "tgt")}
     key = _key("annotate", cfg["preprocess"], cfg["data"]["max_train_lines"], cfg["data"]["train_sample"],
-               cfg["seed"], src, tgt, inputs,
-               sha256_file(cfg["preprocess"]["lexicon"]) if cfg["preprocess"]["lexicon"] else None)
+               cfg["seed"], src, tgt, inputs, _identification_inputs(cfg))
     marker = workdir / "annotate.done.json"
     if _done(marker, key):
         log.info("annotate: cached")
@@ -451,16 +478,21 @@ def finish_model_dir(cfg: dict, model_dir: Path, data_bin: Path, src_model: Path
         sub = {"source": "spm.src.model", "target": "spm.tgt.model"}
     sub["iob"] = cfg["subword"]["iob"]
     pre = cfg["preprocess"]
-    lexicon = None
+    lexicon, filters_info, max_gap = None, None, pre["max_gap"] or 0
     if pre["encoding"] != "none":
         lex_path = Path(pre["lexicon"])
         copy_name = "lexicon" + "".join(lex_path.suffixes[-1:])
         shutil.copyfile(lex_path, model_dir / copy_name)
         lexicon = {"file": copy_name, "format": pre["lexicon_format"], "side": pre["lexicon_side"],
                    "sha256": sha256_file(lex_path), "source_path": str(lex_path)}
+        filters, max_gap = identification_filters(cfg)  # the same model the training source was annotated with
+        if filters is not None:
+            filters.save(model_dir / modeldir.FILTERS)
+            filters_info = {"file": modeldir.FILTERS, "sha256": sha256_file(model_dir / modeldir.FILTERS),
+                            "signature": filters.signature}
     preprocess = {"src_lang": src, "tgt_lang": tgt, "encoding": pre["encoding"], "factors": cfg["factors"],
                   "factor_names": cfg["factor_names"], "lexicon": lexicon, "lemmatizer": pre["lemmatizer"],
-                  "max_gap": pre["max_gap"], "pretokenized": pre["pretokenized"], "subword": sub}
+                  "max_gap": max_gap, "filters": filters_info, "pretokenized": pre["pretokenized"], "subword": sub}
     write_json(model_dir / modeldir.PREPROCESS, preprocess)
     files = {p.name: sha256_file(p) for p in sorted(model_dir.iterdir()) if p.is_file()
              and p.name not in (modeldir.MANIFEST, "train.log")}

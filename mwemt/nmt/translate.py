@@ -228,8 +228,27 @@ def build_annotator(model_dir: Path, pre: dict, lexicon_path: str | Path | None 
                              f"(sha256 {info['sha256'][:12]}...)")
         lex = load_lexicon(path, info.get("format", "auto"), lang=pre["src_lang"], lemmatizer=pre["lemmatizer"],
                            side=info.get("side", "source"))
-    return Annotator(lex, pre["src_lang"], pre["lemmatizer"], int(pre.get("max_gap", 0)),
-                     pretokenized=bool(pre.get("pretokenized", False)))
+    filters = saved_filters(model_dir, pre) if lex is not None else None
+    return Annotator(lex, pre["src_lang"], pre["lemmatizer"], int(pre.get("max_gap") or 0),
+                     pretokenized=bool(pre.get("pretokenized", False)), filters=filters)
+
+
+def saved_filters(model_dir: Path, pre: dict):
+    """The identification filters the training source went through (None if it had none)."""
+    from mwemt.fileio import sha256_file
+    from mwemt.preprocess.identification import load_filter_model
+
+    info = pre.get("filters")
+    if not info:
+        return None
+    path = model_dir / info["file"]
+    if not path.is_file():
+        raise InputError("missing model file (the identification filters)", path,
+                         expected=f"the filter model with sha256 {info.get('sha256', '?')[:12]}...")
+    if info.get("sha256") and sha256_file(path) != info["sha256"]:
+        raise MwemtError(f"{path} differs from the filter model the training source was annotated with "
+                         f"(sha256 {info['sha256'][:12]}...)")
+    return load_filter_model(path)
 
 
 def check_compatible(state_model: dict, task, pre: dict, ckpt: Path) -> None:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from mwemt.errors import MwemtError
 from mwemt.preprocess.encode import encode_iob, encode_wws
-from mwemt.preprocess.identify import identify
+from mwemt.preprocess.filters import FilterModel, cupt_heads
+from mwemt.preprocess.identify import find_candidates, resolve_overlaps
 from mwemt.preprocess.lemmatize import get_lemmatizer
 from mwemt.preprocess.lexicon import Lexicon
 from mwemt.preprocess.tokenize import tokenize
@@ -23,17 +24,23 @@ ENCODINGS = ("wws", "iob", "none")
 
 
 class Annotator:
-    """Tokenise, lemmatise and find lexicon MWEs with one fixed configuration."""
+    """Tokenise, lemmatise and find lexicon MWEs with one fixed configuration.
+
+    With ``filters`` (a `FilterModel` learned from annotated data), look-up candidates go through
+    the filters before overlaps are resolved: the sentence's ``rejected`` list says which filter
+    removed what, and every MWE kept carries the model's ``confidence``.
+    """
 
     def __init__(self, lexicon: Lexicon | None, lang: str = "en", lemmatizer: str = "simplemma",
-                 max_gap: int = 0, pretokenized: bool = False):
+                 max_gap: int = 0, pretokenized: bool = False, filters: FilterModel | None = None):
         if max_gap < 0:
-            raise MwemtError("--max-gap must be 0 or more")
+            raise MwemtError("max_gap must be 0 or more")
         self.lexicon = lexicon
         self.lang = lang
         self.lemmatizer = get_lemmatizer(lemmatizer, lang)
         self.max_gap = max_gap
         self.pretokenized = pretokenized
+        self.filters = filters
         if lexicon is not None and lexicon.lemmatizer is None:
             lexicon.set_lemmatizer(self.lemmatizer)  # entries must be normalised like the text
 
@@ -41,11 +48,21 @@ class Annotator:
         return text.split() if self.pretokenized else tokenize(text, self.lang)
 
     def annotate_tokens(self, tokens: Sequence[str], lemmas: Sequence[str] | None = None,
-                        pos: Sequence[str] | None = None) -> AnnotatedSentence:
+                        pos: Sequence[str] | None = None, heads: Sequence[int] | None = None) -> AnnotatedSentence:
+        """One tokenised sentence; ``heads`` (0-based, root -1) let the syntax filter work."""
         tokens = list(tokens)
         lem = [x.lower() for x in lemmas] if lemmas is not None else self.lemmatizer.lemmatize(tokens, pos)
-        mwes = identify(lem, self.lexicon, self.max_gap) if self.lexicon is not None else []
-        return AnnotatedSentence(tokens, lem, mwes, list(pos) if pos is not None else None)
+        rejected: list = []
+        mwes: list = []
+        if self.lexicon is not None and self.filters is None:
+            candidates = find_candidates(lem, self.lexicon, self.max_gap)
+            mwes = resolve_overlaps(candidates) if candidates else []
+        elif self.lexicon is not None:
+            candidates = find_candidates(lem, self.lexicon, self.max_gap, any_order=self.filters.any_order)
+            if candidates:
+                kept, rejected = self.filters.apply(candidates, tokens, lem, heads)
+                mwes = self.filters.resolve(kept)
+        return AnnotatedSentence(tokens, lem, mwes, list(pos) if pos is not None else None, rejected)
 
     def annotate_text(self, text: str) -> AnnotatedSentence:
         return self.annotate_tokens(self.tokens(text))
@@ -53,7 +70,8 @@ class Annotator:
     @property
     def signature(self) -> str:
         lex = f"{self.lexicon.name}@{self.lexicon.fingerprint()}" if self.lexicon is not None else "none"
-        return f"lang:{self.lang}|lemma:{self.lemmatizer.signature}|lex:{lex}|gap:{self.max_gap}"
+        sig = f"lang:{self.lang}|lemma:{self.lemmatizer.signature}|lex:{lex}|gap:{self.max_gap}"
+        return sig + (f"|{self.filters.signature}" if self.filters is not None else "")
 
 
 def encode_sentence(sent: AnnotatedSentence, encoding: str) -> tuple[str, int]:
@@ -82,9 +100,12 @@ class AnnotationReport:
     by_length: Counter = field(default_factory=Counter)
     by_entry: Counter = field(default_factory=Counter)
     by_category: Counter = field(default_factory=Counter)
+    removed_by_filter: Counter = field(default_factory=Counter)
 
     def add(self, sent: AnnotatedSentence, unencoded: int = 0) -> None:
         self.sentences += 1
+        for _, reason in sent.rejected:
+            self.removed_by_filter[reason] += 1
         self.tokens += len(sent.tokens)
         if sent.mwes:
             self.sentences_with_mwe += 1
@@ -106,8 +127,10 @@ class AnnotationReport:
         self.by_length.update(other.by_length)
         self.by_entry.update(other.by_entry)
         self.by_category.update(other.by_category)
+        self.removed_by_filter.update(other.removed_by_filter)
 
-    def to_dict(self, lexicon_size: int | None = None, top: int = 50) -> dict:
+    def to_dict(self, lexicon_size: int | None = None, top: int = 50, filters: dict | None = None) -> dict:
+        """The report; ``filters`` describes the identification filters (see `describe_filters`)."""
         d = {
             "sentences": self.sentences,
             "tokens": self.tokens,
@@ -123,6 +146,10 @@ class AnnotationReport:
                 "distinct_entries_seen": len(self.by_entry),
             },
             "top_entries": dict(self.by_entry.most_common(top)),
+            "filters": {**(filters or describe_filters(None)),
+                        "removed": {name: self.removed_by_filter.get(name, 0)
+                                    for name in sorted(set(self.removed_by_filter) | set((filters or {}).get("active", ())))},
+                        "candidates_removed": sum(self.removed_by_filter.values())},
         }
         if lexicon_size:
             d["coverage"]["lexicon_entries"] = lexicon_size
@@ -130,18 +157,30 @@ class AnnotationReport:
         return d
 
 
+NO_FILTERS_NOTE = ("no identification filters: every lexicon match is kept (the lexicon has no training "
+                   "data and no raw corpus was given, or filters were turned off)")
+
+
+def describe_filters(model) -> dict:
+    """What the annotate report says about the filters in use (``model`` None: none)."""
+    if model is None:
+        return {"active": [], "note": NO_FILTERS_NOTE}
+    return model.describe()
+
+
 def annotate_cupt(annotator: Annotator, sentences: Iterable, *, relemmatize: bool = False) -> Iterator[tuple]:
     """(sentence, `AnnotatedSentence`) for each `CuptSentence`, annotated on its own words.
 
     The LEMMA column is used (the form where it is ``_``) unless ``relemmatize``, in which case the
-    annotator's lemmatiser reads the forms; UPOS is passed on when every word has one.
+    annotator's lemmatiser reads the forms; UPOS is passed on when every word has one, and the
+    HEAD column (for the syntax filter) when every word has one.
     """
     for cs in sentences:
         words = cs.words
         forms = [w.form for w in words]
         pos = [w.upos for w in words] if all(w.upos not in ("_", "") for w in words) else None
         lemmas = None if relemmatize else [w.lemma if w.lemma != "_" else w.form for w in words]
-        yield cs, annotator.annotate_tokens(forms, lemmas, pos)
+        yield cs, annotator.annotate_tokens(forms, lemmas, pos, cupt_heads(words))
 
 
 def annotate_lines(annotator: Annotator, lines: Iterable[str], encoding: str,

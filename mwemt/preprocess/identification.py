@@ -1,0 +1,150 @@
+"""Which identification filters an annotator uses: one options object, one function.
+
+Every place that builds an `Annotator` for a lexicon (``mwemt annotate``, ``mwemt train``,
+``mwemt translate``) passes an `IdentificationOptions` to `filters_for`, so the rule is the same
+everywhere:
+
+- ``filters: auto`` (the default): a saved filter model next to the lexicon
+  (``LEXICON-STEM.filters.json``, see `sibling_filters_path`) if there is one; else, for a
+  ``.cupt`` lexicon, filters learned from that file now (cross-validated, a few seconds); else,
+  if ``raw_corpus`` is given, literal-reading estimates from that corpus
+  (`mwemt.preprocess.corpus_filters`); else no filters: today's plain look-up;
+- ``filters: none``: no filters;
+- ``filters: PATH``: the model saved there (learned or corpus-estimated).
+
+``off`` turns single filters off (``order``, ``gap``, ``inflection``, ``syntax``, ``rate`` for
+learned models; ``association``, ``variability`` for corpus estimates). ``max_gap`` None means
+"the gap the model was tuned with, else 0".
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from mwemt.errors import MwemtError
+
+FILTER_SOURCES = ("auto", "none")
+
+
+@dataclass(frozen=True)
+class IdentificationOptions:
+    """How MWEs are identified beyond the lexicon look-up (the filters and the look-up's gap)."""
+
+    filters: str = "auto"               # auto | none | path of a saved filter model
+    off: tuple[str, ...] = ()           # filters turned off
+    max_gap: int | None = None          # None: the filter model's tuned max_gap, else 0
+    raw_corpus: str | None = None       # plain text for literal-reading estimates (lexicons without training data)
+
+    def __post_init__(self) -> None:
+        if self.max_gap is not None and self.max_gap < 0:
+            raise MwemtError("max_gap must be 0 or more")
+
+    @classmethod
+    def from_mapping(cls, d: dict) -> IdentificationOptions:
+        """From a config section's keys ``filters``, ``filters_off``, ``max_gap``, ``raw_corpus``."""
+        off = d.get("filters_off") or ()
+        if isinstance(off, str):
+            off = tuple(x for x in off.replace(",", " ").split() if x)
+        return cls(str(d.get("filters") or "auto"), tuple(off), d.get("max_gap"), d.get("raw_corpus"))
+
+
+def sibling_filters_path(lexicon_path: str | Path) -> Path:
+    """Where a lexicon's saved filter model lives: ``en.lex.tsv`` -> ``en.lex.filters.json``."""
+    p = Path(lexicon_path)
+    return p.with_suffix(".filters.json") if p.suffix else p.with_name(p.name + ".filters.json")
+
+
+def identification_inputs(lexicon_path: str | Path, options: IdentificationOptions) -> dict[str, str]:
+    """sha256 of every file the filters of ``lexicon_path`` would come from (for cache keys)."""
+    from mwemt.fileio import sha256_file
+
+    files = {"lexicon": Path(lexicon_path)}
+    if options.filters not in FILTER_SOURCES:
+        files["filters"] = Path(options.filters)
+    elif options.filters == "auto" and sibling_filters_path(lexicon_path).is_file():
+        files["filters"] = sibling_filters_path(lexicon_path)
+    if options.raw_corpus:
+        files["raw_corpus"] = Path(options.raw_corpus)
+    return {k: sha256_file(p) for k, p in files.items() if p.is_file()}
+
+
+_MEMO: dict = {}
+
+
+def filters_for(lexicon_path: str | Path, fmt: str, options: IdentificationOptions, *, lexicon=None,
+                lang: str = "en", lemmatizer: str = "simplemma", log=None):
+    """The filter model for ``lexicon_path`` (None: plain look-up) and the look-up's max_gap.
+
+    ``lexicon`` (the compiled `Lexicon`) and ``lang``/``lemmatizer`` are needed only for raw-corpus
+    estimates; ``log`` (default stderr) hears what was chosen and how long learning took. Results
+    are remembered in the process by the content of their inputs, so the training pipeline that
+    annotates and then writes the model directory learns once.
+    """
+    key = (fmt, options, lang, lemmatizer, tuple(sorted(identification_inputs(lexicon_path, options).items())))
+    if key not in _MEMO:
+        _MEMO[key] = _filters_for(lexicon_path, fmt, options, lexicon, lang, lemmatizer, log)
+    return _MEMO[key]
+
+
+def _filters_for(lexicon_path, fmt, options, lexicon, lang, lemmatizer, log):
+    from mwemt.preprocess.filters import FilterModel, learn_filters_from_cupt
+
+    say = log if log is not None else (lambda msg: print(msg, file=sys.stderr))
+    model = None
+    if options.filters == "none":
+        pass
+    elif options.filters != "auto":
+        model = load_filter_model(options.filters)
+    elif sibling_filters_path(lexicon_path).is_file():
+        model = load_filter_model(sibling_filters_path(lexicon_path))
+        say(f"identification filters: {model.thresholds.describe()} (from {sibling_filters_path(lexicon_path)})")
+    elif fmt == "cupt":
+        t0 = time.perf_counter()
+        model = learn_filters_from_cupt(lexicon_path, off=_learned_off(options.off), max_gap=options.max_gap)
+        say(f"identification filters learned from {lexicon_path} in {time.perf_counter() - t0:.1f}s: "
+            f"{model.thresholds.describe()}")
+    elif options.raw_corpus:
+        from mwemt.preprocess.corpus_filters import estimate_from_corpus
+
+        if lexicon is None:
+            raise MwemtError("raw-corpus estimates need the compiled lexicon")
+        model = estimate_from_corpus(lexicon, options.raw_corpus, lang=lang, lemmatizer=lemmatizer)
+        say(f"identification filters estimated from {options.raw_corpus}: {model.thresholds.describe()}")
+    if model is not None and options.off:
+        model = model.without(options.off)
+    max_gap = options.max_gap if options.max_gap is not None else model.thresholds.max_gap if model else 0
+    if isinstance(model, FilterModel) and options.max_gap is not None and options.max_gap != model.thresholds.max_gap:
+        say(f"note: max_gap {options.max_gap} overrides the {model.thresholds.max_gap} the filters were tuned with")
+    return model, max_gap
+
+
+def _learned_off(off) -> tuple[str, ...]:
+    from mwemt.preprocess.filters import FILTERS
+
+    unknown = set(off) - set(FILTERS)
+    if unknown:
+        raise MwemtError(f"unknown filter(s) {', '.join(sorted(unknown))} for a .cupt lexicon; "
+                         f"known: {', '.join(FILTERS)}")
+    return tuple(off)
+
+
+def load_filter_model(path: str | Path):
+    """A saved filter model of either kind (learned from annotation, or estimated from a corpus)."""
+    import json
+
+    from mwemt.preprocess.filters import FilterModel
+
+    p = Path(path)
+    try:
+        kind = json.loads(p.read_text(encoding="utf-8")).get("kind") if p.is_file() else None
+    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
+        kind = None
+    if kind is not None and kind != FilterModel.KIND:
+        from mwemt.preprocess.corpus_filters import CorpusFilterModel
+
+        if kind == CorpusFilterModel.KIND:
+            return CorpusFilterModel.load(p)
+    return FilterModel.load(p)
