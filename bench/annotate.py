@@ -4,6 +4,7 @@
 
 Prints (targets from the foundation issue):
   annotate / tokenise-only throughput   target >= 0.5
+  the same with a .cupt lexicon and its learned identification filters (information; same target)
   2 workers / 1 worker                  target >= 1.7
   peak RSS at 10k and at 100k sentences target: flat
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 DEFAULT_LEXICON = SHARED / "lexicons/wordnet-mwe/derived/oewn_english_mwe_lemmas.tsv"
+DEFAULT_CUPT = SHARED / "mwe-corpora/parseme-1.1/EN/train.cupt"
 DEFAULT_CORPORA = [SHARED / "parallel/tatoeba-en-it/eng-ita.anki.tsv",
                    SHARED / "parallel/europarl-en-it/data/pivot/triples.en.gz"]
 
@@ -60,6 +62,8 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=100_000)
     ap.add_argument("--lexicon", type=Path, default=DEFAULT_LEXICON)
     ap.add_argument("--corpus", type=Path, nargs="*", default=DEFAULT_CORPORA)
+    ap.add_argument("--cupt-lexicon", type=Path, default=DEFAULT_CUPT,
+                    help="annotated .cupt whose lexicon and learned filters are also timed ('' to skip)")
     args = ap.parse_args()
     if not args.lexicon.exists():
         sys.exit(f"lexicon not found: {args.lexicon} (needs ../shared/data)")
@@ -90,11 +94,27 @@ def main() -> None:
 
     t_ann1, rep = timed(1)
     t_ann2, _ = timed(2)
+    t_filt = filt_rep = None
+    if str(args.cupt_lexicon) and args.cupt_lexicon.exists():
+        from mwemt.preprocess.identification import IdentificationOptions, filters_for
+
+        cupt_lex = load_lexicon(args.cupt_lexicon, "cupt", tokenize_entries=False)
+        model, gap = filters_for(args.cupt_lexicon, "cupt", IdentificationOptions(), log=lambda msg: None)
+        filtered = Annotator(cupt_lex, max_gap=gap, filters=model)
+        filt_rep = AnnotationReport()
+        t = time.perf_counter()
+        for _ in annotate_stream(filtered, sents, "iob", filt_rep):
+            pass
+        t_filt = time.perf_counter() - t
     print(f"tokenise only      : {len(sents) / t_tok:9.0f} sent/s")
     print(f"annotate, 1 worker : {len(sents) / t_ann1:9.0f} sent/s   ({rep.mwes} MWEs, "
           f"{rep.sentences_with_mwe} sentences with one)")
     print(f"annotate, 2 workers: {len(sents) / t_ann2:9.0f} sent/s")
     print(f"RATIO annotate/tokenise-only throughput = {t_tok / t_ann1:.2f}   (target >= 0.5)")
+    if t_filt is not None:
+        print(f"annotate, .cupt lexicon + filters ({model.thresholds.describe()}): {len(sents) / t_filt:9.0f} sent/s "
+              f"({filt_rep.mwes} MWEs kept, {sum(filt_rep.removed_by_filter.values())} candidates removed)")
+        print(f"RATIO annotate with filters/tokenise-only = {t_tok / t_filt:.2f}   (target >= 0.5)")
     print(f"RATIO 2 workers / 1 worker              = {t_ann1 / t_ann2:.2f}   (target >= 1.7; cores: {os.cpu_count()})")
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -57,6 +57,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--raw-corpus", metavar="TEXT",
                    help="plain text (one sentence per line) to estimate literal readings from, for lexicons "
                         "without training data (default: none)")
+    p.add_argument("--confidence-buckets", type=int, default=0, metavar="N",
+                   help="with --encoding iob, append each MWE's confidence bucket (0..N-1) to its tags: B2, I2 "
+                        "(default: 0 = plain B/I/O)")
     p.add_argument("--save-filters", metavar="PATH",
                    help="write the filter model used (learned or estimated) to PATH, for reuse (default: not saved)")
     p.add_argument("--pretokenized", action="store_true",
@@ -87,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.workers < 1:
         raise MwemtError("--workers must be at least 1")
+    if args.confidence_buckets < 0:
+        raise MwemtError("--confidence-buckets must be 0 or more")
     cupt_in = args.input_format == "cupt"
     lemmatizer = "none" if cupt_in and not args.relemmatize else args.lemmatizer
     fmt = detect_lexicon_format(args.lexicon) if args.lexicon_format == "auto" else args.lexicon_format
@@ -113,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         with atomic_write(args.output) as out:
-            stream = annotate_stream(annotator, lines, args.encoding, report, workers=args.workers)
+            stream = annotate_stream(annotator, lines, args.encoding, report, workers=args.workers,
+                                     confidence_buckets=args.confidence_buckets)
             for line in tqdm(stream, total=total, unit=" sent", disable=not progress, file=sys.stderr):
                 out.write(line + "\n")
     if args.report:
@@ -157,4 +163,4 @@ def _run_cupt(args, annotator, report, progress: bool) -> None:
     else:
         with atomic_write(args.output) as out:
             for _, sent in annotated():
-                out.write(encode_sentence(sent, args.encoding)[0] + "\n")
+                out.write(encode_sentence(sent, args.encoding, args.confidence_buckets)[0] + "\n")

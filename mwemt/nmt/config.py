@@ -21,6 +21,7 @@ A config has these sections (every key optional unless marked; defaults shown)::
       filters: auto            # identification filters: auto | none | PATH (docs/identification.md)
       filters_off: []          # filters turned off, e.g. [rate, syntax]
       raw_corpus: null         # text for literal-reading estimates (lexicons without training data)
+      confidence_buckets: 0    # iob: >0 appends each MWE's confidence bucket to its tags (B2, I2)
       pretokenized: false      # input is already tokenised (split on spaces only)
     subword:
       vocab_size: 8000
@@ -74,7 +75,7 @@ DEFAULTS: dict[str, Any] = {
     "data": {"train": None, "valid": None, "max_train_lines": 0, "train_sample": "first"},
     "preprocess": {"encoding": "none", "lexicon": None, "lexicon_format": "auto", "lexicon_side": "source",
                    "lemmatizer": "simplemma", "max_gap": None, "filters": "auto", "filters_off": [],
-                   "raw_corpus": None, "pretokenized": False},
+                   "raw_corpus": None, "confidence_buckets": 0, "pretokenized": False},
     "subword": {"vocab_size": 8000, "model_type": "bpe", "joint": True, "iob": "copy",
                 "input_sentence_size": 0},
     "prepare": {"joined_dictionary": True, "threshold": 0},
@@ -147,6 +148,8 @@ def resolve(config: dict, base_dir: str | Path | None = None) -> dict:
     pre["raw_corpus"] = path(pre["raw_corpus"])
     if pre["filters"] not in ("auto", "none"):
         pre["filters"] = path(pre["filters"])
+    if not isinstance(pre["confidence_buckets"], int) or pre["confidence_buckets"] < 0:
+        raise MwemtError("config: preprocess.confidence_buckets must be a whole number >= 0")
     if pre["max_gap"] is not None and (not isinstance(pre["max_gap"], int) or pre["max_gap"] < 0):
         raise MwemtError(f"config: preprocess.max_gap must be null or a whole number >= 0, not {pre['max_gap']!r}")
     sub = cfg["subword"]

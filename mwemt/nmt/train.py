@@ -135,7 +135,7 @@ def annotate_corpus(cfg: dict, workdir: Path, progress: bool = True) -> dict[str
             if not sent.tokens or not t_tokens:
                 dropped += 1
                 continue
-            line, skipped = encode_sentence(sent, cfg["preprocess"]["encoding"])
+            line, skipped = encode_sentence(sent, cfg["preprocess"]["encoding"], cfg["preprocess"]["confidence_buckets"])
             report.add(sent, skipped)
             src_out.append(line)
             tgt_out.append(" ".join(t_tokens))
@@ -492,7 +492,8 @@ def finish_model_dir(cfg: dict, model_dir: Path, data_bin: Path, src_model: Path
                             "signature": filters.signature}
     preprocess = {"src_lang": src, "tgt_lang": tgt, "encoding": pre["encoding"], "factors": cfg["factors"],
                   "factor_names": cfg["factor_names"], "lexicon": lexicon, "lemmatizer": pre["lemmatizer"],
-                  "max_gap": max_gap, "filters": filters_info, "pretokenized": pre["pretokenized"], "subword": sub}
+                  "max_gap": max_gap, "filters": filters_info, "confidence_buckets": pre["confidence_buckets"],
+                  "pretokenized": pre["pretokenized"], "subword": sub}
     write_json(model_dir / modeldir.PREPROCESS, preprocess)
     files = {p.name: sha256_file(p) for p in sorted(model_dir.iterdir()) if p.is_file()
              and p.name not in (modeldir.MANIFEST, "train.log")}

@@ -120,7 +120,7 @@ class Translator:
         else:
             tokens = line.split() if input_format == "tokenized" else self.annotator.tokens(line)
             sent = self.annotator.annotate_tokens(tokens)
-            text, _ = encode_sentence(sent, self.preprocess["encoding"])
+            text, _ = encode_sentence(sent, self.preprocess["encoding"], int(self.preprocess.get("confidence_buckets") or 0))
         if self.n_factors == 1:
             rows = [[t] for t in text.split()]
             if self.src_subword is not None:

@@ -74,13 +74,16 @@ class Annotator:
         return sig + (f"|{self.filters.signature}" if self.filters is not None else "")
 
 
-def encode_sentence(sent: AnnotatedSentence, encoding: str) -> tuple[str, int]:
-    """One output line in the chosen encoding, and the number of MWEs it could not encode."""
+def encode_sentence(sent: AnnotatedSentence, encoding: str, confidence_buckets: int = 0) -> tuple[str, int]:
+    """One output line in the chosen encoding, and the number of MWEs it could not encode.
+
+    ``confidence_buckets`` > 0: IOB tags carry each MWE's confidence bucket (``B2``, ``I2``).
+    """
     if encoding == "wws":
         toks, skipped = encode_wws(sent)
         return " ".join(toks), skipped
     if encoding == "iob":
-        return " ".join(encode_iob(sent)), 0
+        return " ".join(encode_iob(sent, confidence_buckets)), 0
     if encoding == "none":
         return " ".join(sent.tokens), 0
     raise MwemtError(f"unknown encoding {encoding!r}; choose one of {', '.join(ENCODINGS)}")
@@ -184,10 +187,10 @@ def annotate_cupt(annotator: Annotator, sentences: Iterable, *, relemmatize: boo
 
 
 def annotate_lines(annotator: Annotator, lines: Iterable[str], encoding: str,
-                   report: AnnotationReport | None = None) -> Iterator[str]:
+                   report: AnnotationReport | None = None, confidence_buckets: int = 0) -> Iterator[str]:
     for line in lines:
         sent = annotator.annotate_text(line)
-        out, skipped = encode_sentence(sent, encoding)
+        out, skipped = encode_sentence(sent, encoding, confidence_buckets)
         if report is not None:
             report.add(sent, skipped)
         yield out
@@ -197,11 +200,11 @@ def annotate_lines(annotator: Annotator, lines: Iterable[str], encoding: str,
 _WORKER: Annotator | None = None
 
 
-def _annotate_chunk(args: tuple[list[str], str]) -> tuple[list[str], AnnotationReport]:
-    lines, encoding = args
+def _annotate_chunk(args: tuple[list[str], str, int]) -> tuple[list[str], AnnotationReport]:
+    lines, encoding, buckets = args
     report = AnnotationReport()
     assert _WORKER is not None
-    out = list(annotate_lines(_WORKER, lines, encoding, report))
+    out = list(annotate_lines(_WORKER, lines, encoding, report, buckets))
     return out, report
 
 
@@ -217,14 +220,14 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
 
 
 def annotate_stream(annotator: Annotator, lines: Iterable[str], encoding: str, report: AnnotationReport,
-                    workers: int = 1, chunk_size: int = 512) -> Iterator[str]:
+                    workers: int = 1, chunk_size: int = 512, confidence_buckets: int = 0) -> Iterator[str]:
     """Annotate a stream of lines in order, on ``workers`` processes; memory stays bounded.
 
     Workers are forked with the compiled lexicon already in memory, so nothing is rebuilt per
     process; chunks come back in input order.
     """
     if workers <= 1:
-        yield from annotate_lines(annotator, lines, encoding, report)
+        yield from annotate_lines(annotator, lines, encoding, report, confidence_buckets)
         return
     import multiprocessing as mp
     from collections import deque
@@ -236,7 +239,7 @@ def annotate_stream(annotator: Annotator, lines: Iterable[str], encoding: str, r
     with ctx.Pool(workers) as pool:
         pending: deque = deque()
         for chunk in chunks:  # keep a bounded number of chunks in flight: memory stays flat
-            pending.append(pool.apply_async(_annotate_chunk, ((chunk, encoding),)))
+            pending.append(pool.apply_async(_annotate_chunk, ((chunk, encoding, confidence_buckets),)))
             if len(pending) >= 2 * workers:
                 out, rep = pending.popleft().get()
                 report.merge(rep)

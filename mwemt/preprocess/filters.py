@@ -17,6 +17,8 @@ from the training corpus. This module learns such filters, per lexicon entry, fr
 - ``syntax`` (only where a parse is available, i.e. .cupt HEAD): the components, joined by their
   paths in the dependency tree, may use at most ``tree_slack`` more outside nodes than the
   annotated occurrences of the entry used;
+- ``context`` (opt-in, ``context=True``): a classifier on the packaged sentence encoder decides
+  idiomatic vs literal per occurrence (`mwemt.preprocess.context`);
 - ``rate``: the idiomaticity rate of the entry, (annotated + 1) / (candidates + 2), counted on
   the training file over the candidates that pass the filters above; candidates of entries below
   ``min_rate`` are dropped. The rate is also every occurrence's **confidence**, and overlapping
@@ -38,10 +40,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from mwemt.errors import InputError, MwemtError
 from mwemt.records import Mwe
 
-FILTERS = ("order", "gap", "inflection", "syntax", "rate")
+FILTERS = ("order", "gap", "inflection", "syntax", "rate", "context")
 NOMINAL = frozenset({"NOUN", "PROPN"})
 MODEL_KIND = "mwemt-identification-filters"
 MODEL_VERSION = 1
@@ -152,6 +156,7 @@ class Thresholds:
     tree_slack: int | None = None
     inflection: bool = False
     min_rate: float = 0.0
+    min_context: float = 0.0
 
     def __post_init__(self) -> None:
         if self.overlap not in ("longest", "confident"):
@@ -169,12 +174,13 @@ class Thresholds:
                        gap_slack=None if "gap" in names else self.gap_slack,
                        tree_slack=None if "syntax" in names else self.tree_slack,
                        inflection=False if "inflection" in names else self.inflection,
-                       min_rate=0.0 if "rate" in names else self.min_rate)
+                       min_rate=0.0 if "rate" in names else self.min_rate,
+                       min_context=0.0 if "context" in names else self.min_context)
 
     @property
     def active(self) -> tuple[str, ...]:
         on = {"order": self.order, "gap": self.gap_slack is not None, "inflection": self.inflection,
-              "syntax": self.tree_slack is not None, "rate": self.min_rate > 0}
+              "syntax": self.tree_slack is not None, "rate": self.min_rate > 0, "context": self.min_context > 0}
         return tuple(f for f in FILTERS if on[f])
 
     def describe(self) -> str:
@@ -188,6 +194,8 @@ class Thresholds:
             parts.append(f"tree<=seen+{self.tree_slack}")
         if self.min_rate > 0:
             parts.append(f"rate>={self.min_rate:g}")
+        if self.min_context > 0:
+            parts.append(f"P(idiomatic in context)>={self.min_context:g}")
         return ", ".join(parts)
 
 
@@ -292,15 +300,29 @@ class FilterModel:
 
     KIND = MODEL_KIND
 
-    def __init__(self, entries: dict[str, EntryStats], thresholds: Thresholds, meta: dict | None = None):
+    def __init__(self, entries: dict[str, EntryStats], thresholds: Thresholds, meta: dict | None = None,
+                 context=None):
         self.entries = entries
         self.thresholds = thresholds
         self.meta = meta or {}
         self.siblings = sibling_index(entries)
+        self.context = context  # a `ContextClassifier`, or None
+        self._encoder = None
+        if thresholds.min_context > 0 and context is None:
+            raise MwemtError("a context threshold needs the contextual classifier's weights")
 
     def without(self, names: Iterable[str]) -> FilterModel:
         """The same model with the named filters turned off."""
-        return FilterModel(self.entries, self.thresholds.off(names), self.meta)
+        return FilterModel(self.entries, self.thresholds.off(names), self.meta, self.context)
+
+    @property
+    def encoder(self):
+        """The occurrence encoder of the contextual filter, loaded on first use."""
+        if self._encoder is None:
+            from mwemt.preprocess.context import OccurrenceEncoder
+
+            self._encoder = OccurrenceEncoder()
+        return self._encoder
 
     @property
     def any_order(self) -> bool:
@@ -342,7 +364,28 @@ class FilterModel:
                 kept.append(m if confidence is None else replace(m, confidence=round(confidence, 4)))
             else:
                 rejected.append((m, reason))
+        if kept and self.thresholds.min_context > 0:
+            kept, out = self._in_context(kept, forms)
+            rejected.extend(out)
         return kept, rejected
+
+    def _in_context(self, kept: list[Mwe], forms: Sequence[str]) -> tuple[list[Mwe], list[tuple[Mwe, str]]]:
+        """The contextual filter: P(idiomatic) of each judged candidate becomes its confidence."""
+        judged = [m for m in kept if m.confidence is not None]
+        if not judged:
+            return kept, []
+        probs = self.context.probabilities(self.encoder.encode([forms], [[m.indices for m in judged]])[0])
+        p_of = {id(m): float(p) for m, p in zip(judged, probs)}
+        out_kept, rejected = [], []
+        for m in kept:
+            p = p_of.get(id(m))
+            if p is None:
+                out_kept.append(m)
+            elif p < self.thresholds.min_context:
+                rejected.append((m, "context"))
+            else:
+                out_kept.append(replace(m, confidence=round(p, 4)))
+        return out_kept, rejected
 
     def resolve(self, kept: Sequence[Mwe]) -> list[Mwe]:
         """Overlapping candidates resolved as the model was tuned to (longest or most confident first)."""
@@ -352,8 +395,13 @@ class FilterModel:
 
     # ------------------------------------------------------------ the saved artifact
     def to_json(self) -> dict:
-        return {"kind": MODEL_KIND, "version": MODEL_VERSION, "thresholds": asdict(self.thresholds),
-                **self.meta, "entries": {k: v.to_json() for k, v in sorted(self.entries.items())}}
+        d = {"kind": MODEL_KIND, "version": MODEL_VERSION, "thresholds": asdict(self.thresholds),
+             **self.meta, "entries": {k: v.to_json() for k, v in sorted(self.entries.items())}}
+        if self.context is not None:
+            from mwemt.preprocess.sentence_encoder import encoder_signature
+
+            d["context"] = {"encoder": encoder_signature(), **self.context.to_json()}
+        return d
 
     def save(self, path: str | Path) -> None:
         from mwemt.provenance import write_json
@@ -377,18 +425,24 @@ class FilterModel:
         try:
             thresholds = Thresholds(**obj["thresholds"])
             entries = {str(k): EntryStats.from_json(v) for k, v in obj["entries"].items()}
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            context = None
+            if "context" in obj:
+                from mwemt.preprocess.context import ContextClassifier
+
+                context = ContextClassifier.from_json(obj["context"])
+            meta = {k: v for k, v in obj.items() if k not in ("kind", "version", "thresholds", "entries", "context")}
+            return cls(entries, thresholds, meta, context)
+        except (KeyError, TypeError, ValueError, AttributeError, MwemtError) as exc:
             raise InputError(f"malformed filter model ({type(exc).__name__}: {exc})", p,
                              expected="thresholds and entries as written by mwemt") from None
-        meta = {k: v for k, v in obj.items() if k not in ("kind", "version", "thresholds", "entries")}
-        return cls(entries, thresholds, meta)
 
     def fingerprint(self) -> str:
         """A content hash of what changes annotation (thresholds and statistics), not of metadata."""
         import hashlib
 
         blob = json.dumps({"thresholds": asdict(self.thresholds),
-                           "entries": {k: v.to_json() for k, v in sorted(self.entries.items())}}, sort_keys=True)
+                           "entries": {k: v.to_json() for k, v in sorted(self.entries.items())},
+                           "context": self.context.to_json() if self.context is not None else None}, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
     @property
@@ -507,27 +561,30 @@ class _Fold:
     held: dict[int, list[list[Candidate]]]     # max_gap -> candidates in the held-out part
 
 
-def _configured(fold: _Fold, t: Thresholds) -> list[tuple[list[Mwe], Counter]]:
+def _configured(fold: _Fold, t: Thresholds) -> list[tuple[list[Mwe], Counter, int]]:
     """Held-out sentences with a candidate passing the configuration filters: those candidates
-    (confidence = the rate counted on the other parts; None when unknown) and the seen gold."""
+    (confidence = the rate counted on the other parts; None when unknown), the seen gold, and the
+    sentence's position in the held-out part."""
     rates = count_rates(fold.stats, fold.own[t.max_gap], t)
     out = []
-    for cands, seen_gold in zip(fold.held[t.max_gap], fold.seen_gold):
+    for pos, (cands, seen_gold) in enumerate(zip(fold.held[t.max_gap], fold.seen_gold)):
         kept = [c.mwe if c.key is None else replace(c.mwe, confidence=smoothed_rate(*rates.get(c.key, (0, 0))))
                 for c in cands if _configuration_ok(c, fold.stats, t)]
         if kept:
-            out.append((kept, seen_gold))
+            out.append((kept, seen_gold, pos))
     return out
 
 
-def _score(configured: list[tuple[list[Mwe], Counter]], t: Thresholds) -> tuple[int, int]:
-    """(correct, predicted) after the rate filter and overlap resolution."""
+def _score(configured: list[tuple[list[Mwe], Counter, int]], t: Thresholds, in_context=None) -> tuple[int, int]:
+    """(correct, predicted) after the rate filter (and ``in_context(pos, mwe)``) and overlap resolution."""
     from mwemt.preprocess.identify import resolve_overlaps
 
     correct = n_pred = 0
     by_confidence = t.overlap == "confident"
-    for cands, seen_gold in configured:
+    for cands, seen_gold, pos in configured:
         kept = [m for m in cands if m.confidence is None or m.confidence >= t.min_rate]
+        if in_context is not None:
+            kept = [m for m in kept if m.confidence is None or in_context(pos, m)]
         if len(kept) > 1:
             kept = resolve_overlaps(kept, by_confidence=by_confidence)
         n_pred += len(kept)
@@ -640,10 +697,72 @@ def cross_validate(sentences: Sequence[ParsedSentence], *, folds: int = 5, repea
     return best, report
 
 
+CONTEXT_GRID = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+
+
+def _examples(candidates: list[list[Candidate]], stats: dict[str, EntryStats], t: Thresholds,
+              index: Sequence[int]) -> list[tuple[int, Candidate]]:
+    """(sentence number in ``index``, candidate) of the candidates a contextual classifier learns from."""
+    return [(index[pos], c) for pos, cands in enumerate(candidates) for c in cands
+            if c.key is not None and c.label != "shadowed" and _configuration_ok(c, stats, t)]
+
+
+def _learn_context(sentences: list[ParsedSentence], t: Thresholds, folds: int, seed: int, encoder,
+                   progress: bool) -> tuple[object, float, dict]:
+    """The contextual classifier (trained on every candidate of the file) and its threshold, chosen
+    by k-fold cross-validation with the other thresholds fixed at ``t``."""
+    from tqdm import tqdm
+
+    from mwemt.preprocess.context import fit_classifier
+
+    stats = configuration_stats(sentences)
+    everything = candidates_of(sentences, _lexicon_of(sentences), t.max_gap, stats)
+    asked = {si: sorted({c.mwe.indices for c in cands}) for si, cands in enumerate(everything) if cands}
+    order = sorted(asked)
+    vectors: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+    batch = 64
+    for b in tqdm(range(0, len(order), batch), desc="filters: encoding", unit=" batch", disable=not progress):
+        chunk = order[b:b + batch]
+        rows = encoder.encode([sentences[si].forms for si in chunk], [asked[si] for si in chunk])
+        for si, mat in zip(chunk, rows):
+            for indices, vec in zip(asked[si], mat):
+                vectors[(si, indices)] = vec
+
+    def design(examples: list[tuple[int, Candidate]]) -> tuple[np.ndarray, np.ndarray]:
+        x = np.array([vectors[(si, c.mwe.indices)] for si, c in examples])
+        return x, np.array([1 if c.label == "idiomatic" else 0 for _, c in examples])
+
+    totals = {tau: [0, 0] for tau in CONTEXT_GRID}
+    n_gold = 0
+    for held in partitions(len(sentences), folds, 1, seed)[0]:
+        held_set = set(held)
+        rest = [i for i in range(len(sentences)) if i not in held_set]
+        fold = _make_fold([sentences[i] for i in rest], [sentences[i] for i in held], [t.max_gap])
+        clf = fit_classifier(*design(_examples(fold.own[t.max_gap], fold.stats, t, rest)))
+        configured = _configured(fold, t)
+        keys = [(held[pos], m.indices) for cands, _, pos in configured for m in cands if m.confidence is not None]
+        probs = dict(zip(keys, clf.probabilities(np.array([vectors[k] for k in keys])) if keys else []))
+        n_gold += sum(sum(c.values()) for c in fold.seen_gold)
+        for tau in CONTEXT_GRID:
+            c, n = _score(configured, t, lambda pos, m, tau=tau, probs=probs, held=held: probs[(held[pos], m.indices)] >= tau)
+            totals[tau][0] += c
+            totals[tau][1] += n
+    table = {tau: Counts(c, n, n_gold) for tau, (c, n) in totals.items()}
+    best = max(CONTEXT_GRID, key=lambda tau: (round(table[tau].f1, 12), -tau))
+    clf = fit_classifier(*design(_examples(everything, stats, t, range(len(sentences)))))
+    report = {"folds": folds, "partition": "by position", "encoder_inputs": len(order),
+              "by_threshold": {str(tau): c.to_json() for tau, c in table.items()}}
+    return clf, best, report
+
+
 def learn_filters(sentences: Sequence[ParsedSentence], *, folds: int = 5, repeats: int = 3, off: Iterable[str] = (),
                   max_gap: int | None = None, grid: dict | None = None, source: dict | None = None,
-                  seed: int = 1, progress: bool = False) -> FilterModel:
-    """Thresholds by cross-validation, then entry statistics from all of ``sentences``."""
+                  seed: int = 1, context: bool = False, encoder=None, progress: bool = False) -> FilterModel:
+    """Thresholds by cross-validation, then entry statistics from all of ``sentences``.
+
+    ``context``: also learn the contextual classifier (opt-in; ``encoder`` an `OccurrenceEncoder`,
+    loaded if None) and its threshold, chosen with the other thresholds fixed.
+    """
     t0 = time.perf_counter()
     sentences = list(sentences)
     off = set(off)
@@ -658,10 +777,17 @@ def learn_filters(sentences: Sequence[ParsedSentence], *, folds: int = 5, repeat
     candidates = candidates_of(sentences, _lexicon_of(sentences), thresholds.max_gap, stats)
     for key, (a, b) in count_rates(stats, candidates, thresholds).items():
         stats[key].annotated, stats[key].literal = a, b
+    classifier = None
+    if context and "context" not in off and folds >= 2:
+        from mwemt.preprocess.context import OccurrenceEncoder
+
+        classifier, min_context, cv["context"] = _learn_context(
+            sentences, thresholds, folds, seed, encoder if encoder is not None else OccurrenceEncoder(), progress)
+        thresholds = replace(thresholds, min_context=min_context)
     meta = {"source": {**(source or {}), "sentences": len(sentences),
                        "mwes": sum(1 for s in sentences for m in s.mwes if m.length >= 2)},
             "turned_off": sorted(off), "cross_validation": cv, "seconds": round(time.perf_counter() - t0, 1)}
-    return FilterModel(stats, thresholds, meta)
+    return FilterModel(stats, thresholds, meta, classifier)
 
 
 def learn_filters_from_cupt(path: str | Path, **kwargs) -> FilterModel:
