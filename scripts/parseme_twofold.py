@@ -130,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=5, help="cross-validation folds inside each lexicon half "
                                                          "(default: %(default)s)")
     ap.add_argument("--repeats", type=int, default=3, help="cross-validation partitions (default: %(default)s)")
+    ap.add_argument("--context", action="store_true",
+                    help="also learn the opt-in contextual filter (needs mwemt[contextual]; slow on CPU)")
     ap.add_argument("--out", help="directory for predicted .cupt files, filter models and scores.json")
     ap.add_argument("--markdown", help="write the before/after tables (markdown) here")
     args = ap.parse_args(argv)
@@ -138,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     learn = {"folds": args.folds, "repeats": args.repeats}
+    if args.context:
+        from mwemt.preprocess.context import OccurrenceEncoder
+
+        learn.update(context=True, encoder=OccurrenceEncoder())
 
     sentences = list(read_cupt(args.train))
     a, b = halves(sentences)
@@ -186,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         write_json(out / "scores.json", manifest(
             "parseme-twofold", inputs={"train": args.train, **({"test": args.test} if args.test else {})},
             config={"gaps": gaps, "split": "even/odd sentence position", "lemmatizer": "none",
-                    "lemmas": "cupt LEMMA column", "filters": learn},
+                    "lemmas": "cupt LEMMA column",
+                    "filters": {k: v for k, v in learn.items() if k != "encoder"}},
             best_max_gap=best,
             runs={label: {str(g): s.to_dict() for g, s in res.items()} for label, res in runs.items()},
             filtered={label: {"settings": models[label].thresholds.describe(),

@@ -278,3 +278,35 @@ def test_iob_tags_can_carry_confidence_buckets():
     rows = project_factors([t.split("|") for t in tagged], [["sh", "e"], ["ga", "ve"], ["it"], ["up"], ["and"],
                                                            ["went"], ["on"]], iob="bio")
     assert [r[2] for r in rows] == ["O", "O", "B2", "I2", "O", "I2", "O", "B", "I"]
+
+
+# ---------------------------------------------------------------- the training pipeline and translate
+
+
+def test_nmt_config_and_model_directory_carry_the_filters(train_cupt, tmp_path):
+    from mwemt.fileio import sha256_file
+    from mwemt.nmt.config import resolve
+    from mwemt.nmt.train import build_annotator, identification_filters
+    from mwemt.nmt.translate import saved_filters
+
+    (tmp_path / "s.txt").write_text("we go on a trip\n", encoding="utf-8")
+    pair = {"src": str(tmp_path / "s.txt"), "tgt": str(tmp_path / "s.txt")}
+    raw = {"src_lang": "en", "tgt_lang": "it", "data": {"train": pair, "valid": pair},
+           "preprocess": {"encoding": "iob", "lexicon": str(train_cupt), "filters_off": ["inflection"]}}
+    cfg = resolve(raw)
+    model, gap = identification_filters(cfg)
+    assert model is not None and "inflection" not in model.thresholds.active and gap == model.thresholds.max_gap
+    assert identification_filters(cfg)[0] is model  # learned once per process
+    assert build_annotator(cfg).filters is model
+    none = resolve({**raw, "preprocess": {**raw["preprocess"], "filters": "none"}})
+    assert identification_filters(none) == (None, 0)
+    model.save(tmp_path / "filters.json")
+    pre = {"filters": {"file": "filters.json", "sha256": sha256_file(tmp_path / "filters.json")}}
+    assert saved_filters(tmp_path, pre).fingerprint() == model.fingerprint()
+    assert saved_filters(tmp_path, {"filters": None}) is None
+    with pytest.raises(MwemtError, match="differs from the filter model"):
+        saved_filters(tmp_path, {"filters": {"file": "filters.json", "sha256": "0" * 64}})
+    with pytest.raises(InputError, match="missing model file"):
+        saved_filters(tmp_path, {"filters": {"file": "gone.json", "sha256": "0" * 64}})
+    with pytest.raises(MwemtError, match="max_gap"):
+        resolve({**raw, "preprocess": {**raw["preprocess"], "max_gap": -1}})

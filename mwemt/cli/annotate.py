@@ -54,6 +54,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-filter", action="append", default=[], metavar="NAME",
                    help="turn one filter off (repeatable): order, gap, inflection, syntax, rate (learned); "
                         "association, variability (raw corpus) (default: all on)")
+    p.add_argument("--context", action="store_true",
+                   help="when learning filters from a .cupt lexicon, also learn the contextual idiomatic/literal "
+                        "classifier (needs mwemt[contextual]; about 100 sentences/s per core, so opt-in) "
+                        "(default: off)")
     p.add_argument("--raw-corpus", metavar="TEXT",
                    help="plain text (one sentence per line) to estimate literal readings from, for lexicons "
                         "without training data (default: none)")
@@ -98,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     # entries extracted from .cupt are already tokens; anything else is tokenised like the text
     lexicon = load_lexicon(args.lexicon, fmt, lang=args.lang, lemmatizer=lemmatizer,
                            tokenize_entries=fmt != "cupt")
-    options = IdentificationOptions(args.filters, tuple(args.no_filter), args.max_gap, args.raw_corpus)
+    options = IdentificationOptions(args.filters, tuple(args.no_filter), args.max_gap, args.raw_corpus, args.context)
     filters, max_gap = filters_for(args.lexicon, fmt, options, lexicon=lexicon, lang=args.lang,
                                    lemmatizer=lemmatizer, log=None if not args.quiet else (lambda msg: None))
     if args.save_filters:

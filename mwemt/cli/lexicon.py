@@ -82,6 +82,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="cross-validation partitions, the first by position, the others shuffled "
                         "(default: %(default)s)")
     f.add_argument("--seed", type=int, default=1, help="seed of the shuffled partitions (default: %(default)s)")
+    f.add_argument("--context", action="store_true",
+                   help="also learn the contextual idiomatic/literal classifier on the packaged sentence encoder "
+                        "(needs mwemt[contextual]; slow on CPU, so opt-in) (default: off)")
 
     s = sub.add_parser("stats", help="entry counts by length and category", formatter_class=fmt,
                        description="Count a lexicon's entries by length (words) and category.",
@@ -160,7 +163,8 @@ def _filters(args) -> int:
     if args.folds < 2 or args.repeats < 1:
         raise MwemtError("--folds must be at least 2 and --repeats at least 1")
     model = learn_filters_from_cupt(args.cupt, folds=args.folds, repeats=args.repeats, off=args.no_filter,
-                                    max_gap=args.max_gap, seed=args.seed, progress=sys.stderr.isatty())
+                                    max_gap=args.max_gap, seed=args.seed, context=args.context,
+                                    progress=sys.stderr.isatty())
     model.save(args.out)
     cv = model.meta["cross_validation"]
     print(f"learned from {args.cupt} ({model.meta['source']['sentences']} sentences, "
@@ -175,6 +179,10 @@ def _filters(args) -> int:
               f"{fmt(cv['chosen'])}" + (f"; without filters: {fmt(plain)}" if plain else ""), file=sys.stderr)
         for name, c in cv["ablation"].items():
             print(f"  {name:<20} {fmt(c)}", file=sys.stderr)
+        if "context" in cv:
+            chosen = cv["context"]["by_threshold"][str(model.thresholds.min_context)]
+            print(f"  contextual filter: threshold {model.thresholds.min_context:g} ({fmt(chosen)}; 0 = off)",
+                  file=sys.stderr)
     else:
         print(cv["skipped"], file=sys.stderr)
     print(f"wrote {args.out}", file=sys.stderr)

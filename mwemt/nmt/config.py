@@ -20,6 +20,7 @@ A config has these sections (every key optional unless marked; defaults shown)::
       max_gap: null            # gaps allowed inside an MWE match; null: the filters' tuned gap, else 0
       filters: auto            # identification filters: auto | none | PATH (docs/identification.md)
       filters_off: []          # filters turned off, e.g. [rate, syntax]
+      filters_context: false   # also learn the contextual classifier (opt-in, slow on CPU)
       raw_corpus: null         # text for literal-reading estimates (lexicons without training data)
       confidence_buckets: 0    # iob: >0 appends each MWE's confidence bucket to its tags (B2, I2)
       pretokenized: false      # input is already tokenised (split on spaces only)
@@ -74,7 +75,7 @@ DEFAULTS: dict[str, Any] = {
     "tgt_lang": None,
     "data": {"train": None, "valid": None, "max_train_lines": 0, "train_sample": "first"},
     "preprocess": {"encoding": "none", "lexicon": None, "lexicon_format": "auto", "lexicon_side": "source",
-                   "lemmatizer": "simplemma", "max_gap": None, "filters": "auto", "filters_off": [],
+                   "lemmatizer": "simplemma", "max_gap": None, "filters": "auto", "filters_off": [], "filters_context": False,
                    "raw_corpus": None, "confidence_buckets": 0, "pretokenized": False},
     "subword": {"vocab_size": 8000, "model_type": "bpe", "joint": True, "iob": "copy",
                 "input_sentence_size": 0},

@@ -6,8 +6,9 @@ corpus, compared with chance:
 
 - **association**, for a candidate in the lexicon's configuration (contiguous, lexicon order):
   the share of that configuration's corpus occurrences beyond what independent words would give,
-  ``max(0, 1 - E / f)`` with f the count and E = positions x the product of the components'
-  relative frequencies (pointwise mutual information in another guise: 1 - 2^-PMI);
+  ``max(0, 1 - (E + 1) / (f + 1))`` with f the count and E = positions x the product of the
+  components' relative frequencies (pointwise mutual information in another guise, 1 - 2^-PMI,
+  add-one smoothed so that a single occurrence says little);
 - **variability**, for a gapped candidate: the same share for gapped co-occurrences (lexicon
   order, up to ``max_gap`` tokens between components). An entry whose components meet across a
   gap no more often than chance is rigid: its gapped co-occurrences are most likely literal or
@@ -94,8 +95,9 @@ class CorpusStats:
 
 
 def excess(observed: int, expected: float) -> float:
-    """The share of ``observed`` beyond ``expected``: max(0, 1 - expected / observed); 0 if unobserved."""
-    return max(0.0, 1.0 - expected / observed) if observed else 0.0
+    """The share of ``observed`` beyond ``expected``, both add-one smoothed so that one or two
+    occurrences say little: max(0, 1 - (expected + 1) / (observed + 1)); 0 if unobserved."""
+    return max(0.0, 1.0 - (expected + 1.0) / (observed + 1.0))
 
 
 class CorpusFilterModel:

@@ -37,6 +37,7 @@ class IdentificationOptions:
     off: tuple[str, ...] = ()           # filters turned off
     max_gap: int | None = None          # None: the filter model's tuned max_gap, else 0
     raw_corpus: str | None = None       # plain text for literal-reading estimates (lexicons without training data)
+    context: bool = False               # also learn the contextual classifier (opt-in: slow on CPU)
 
     def __post_init__(self) -> None:
         if self.max_gap is not None and self.max_gap < 0:
@@ -44,11 +45,13 @@ class IdentificationOptions:
 
     @classmethod
     def from_mapping(cls, d: dict) -> IdentificationOptions:
-        """From a config section's keys ``filters``, ``filters_off``, ``max_gap``, ``raw_corpus``."""
+        """From a config section's keys ``filters``, ``filters_off``, ``max_gap``, ``raw_corpus``,
+        ``filters_context``."""
         off = d.get("filters_off") or ()
         if isinstance(off, str):
             off = tuple(x for x in off.replace(",", " ").split() if x)
-        return cls(str(d.get("filters") or "auto"), tuple(off), d.get("max_gap"), d.get("raw_corpus"))
+        return cls(str(d.get("filters") or "auto"), tuple(off), d.get("max_gap"), d.get("raw_corpus"),
+                   bool(d.get("filters_context", False)))
 
 
 def sibling_filters_path(lexicon_path: str | Path) -> Path:
@@ -103,7 +106,8 @@ def _filters_for(lexicon_path, fmt, options, lexicon, lang, lemmatizer, log):
         say(f"identification filters: {model.thresholds.describe()} (from {sibling_filters_path(lexicon_path)})")
     elif fmt == "cupt":
         t0 = time.perf_counter()
-        model = learn_filters_from_cupt(lexicon_path, off=_learned_off(options.off), max_gap=options.max_gap)
+        model = learn_filters_from_cupt(lexicon_path, off=_learned_off(options.off), max_gap=options.max_gap,
+                                        context=options.context)
         say(f"identification filters learned from {lexicon_path} in {time.perf_counter() - t0:.1f}s: "
             f"{model.thresholds.describe()}")
     elif options.raw_corpus:
