@@ -86,9 +86,14 @@ def read_dimsum(path: str | Path) -> list[tuple[list[str], list[Mwe]]]:
     return out
 
 
+def with_lemmas(sentences, annotator: Annotator) -> list[tuple[list[str], list[str], list[Mwe]]]:
+    """(forms, lemmas, gold) with the lemmas `mwemt annotate` would compute, computed once."""
+    return [(forms, annotator.lemmatizer.lemmatize(forms), gold) for forms, gold in sentences]
+
+
 def score(sentences, annotator: Annotator) -> IdentificationScores:
-    pred = [annotator.annotate_tokens(forms).mwes for forms, _ in sentences]
-    return score_identification([g for _, g in sentences], pred, categories=False)
+    pred = [annotator.annotate_tokens(forms, lemmas).mwes for forms, lemmas, _ in sentences]
+    return score_identification([g for _, _, g in sentences], pred, categories=False)
 
 
 def cell(s: IdentificationScores, part: str = "global") -> str:
@@ -115,8 +120,10 @@ def main(argv: list[str] | None = None) -> int:
 
     train, test = read_dimsum(args.train), read_dimsum(args.test)
     lexicon = load_lexicon(args.lexicon, args.lexicon_format)
-    print(f"DiMSUM train {len(train)} sentences ({sum(len(g) for _, g in train)} MWEs), test {len(test)} "
-          f"({sum(len(g) for _, g in test)}); lexicon {len(lexicon)} entries", file=sys.stderr)
+    plain0 = Annotator(lexicon, pretokenized=True)
+    train, test = with_lemmas(train, plain0), with_lemmas(test, plain0)
+    print(f"DiMSUM train {len(train)} sentences ({sum(len(g) for *_, g in train)} MWEs), test {len(test)} "
+          f"({sum(len(g) for *_, g in test)}); lexicon {len(lexicon)} entries", file=sys.stderr)
     models = estimate_for_gaps(lexicon, args.raw_corpus, GRID["max_gap"], max_lines=args.max_lines)
     base = models[max(GRID["max_gap"])]
     print(f"raw corpus: {base.meta['source']['sentences']} sentences, {base.describe()['entries_seen_in_corpus']} "
@@ -148,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     for label, tr, te in rows:
         disc = cell(te, "discontinuous").split(" | ", 1)[1]
         lines.append(f"| {label} | {cell(tr)} | {cell(te)} | {disc} |")
-    text = "\n".join(lines) + (f"\n\n(MWE-based, x 100; DiMSUM gold: {sum(len(g) for _, g in train)} train MWEs, "
-                               f"{sum(len(g) for _, g in test)} test MWEs. Raw corpus: {args.raw_corpus}, "
+    text = "\n".join(lines) + (f"\n\n(MWE-based, x 100; DiMSUM gold: {sum(len(g) for *_, g in train)} train MWEs, "
+                               f"{sum(len(g) for *_, g in test)} test MWEs. Raw corpus: {args.raw_corpus}, "
                                f"{base.meta['source']['sentences']} sentences.)")
     print(text)
     if args.markdown:

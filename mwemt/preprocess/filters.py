@@ -8,9 +8,10 @@ seen-MWE identification gets both precise and simple when a look-up is followed 
 from the training corpus. This module learns such filters, per lexicon entry, from a .cupt file:
 
 - ``order`` and ``gap``: the configurations seen. An entry is its lemmas in word order, and each
-  order annotated is an entry of its own; with a filter model the look-up also tries the other
-  orders (*alleare si* for *si alleare*), which the ``order`` filter removes. A candidate may hold
-  at most ``gap_slack`` more gap tokens than the most gapped annotated occurrence of its entry;
+  order annotated is an entry of its own. With the ``order`` filter the look-up keeps to those
+  orders; without it, it also tries the others (*alleare si* for the annotated *si alleare*) and
+  judges them by the annotated order's statistics. A candidate may hold at most ``gap_slack``
+  more gap tokens than the most gapped annotated occurrence of its entry;
 - ``inflection``: each nominal component (NOUN/PROPN in the annotation) must show an ending seen
   on it in an annotated occurrence (the characters after the longest common prefix of form and
   lemma: *steps* / *step* -> ``s``), so a plural never annotated is not taken;
@@ -24,8 +25,8 @@ from the training corpus. This module learns such filters, per lexicon entry, fr
   ``min_rate`` are dropped. The rate is also every occurrence's **confidence**, and overlapping
   candidates can be resolved by it (``overlap: confident``) instead of longest-first.
 
-The thresholds (and the look-up's ``max_gap``) are chosen by k-fold cross-validation on the
-training file alone: entries and statistics from k-1 parts, candidates of the held-out part
+The thresholds (and the look-up's ``max_gap``) are chosen by repeated k-fold cross-validation on
+the training file alone: entries and statistics from k-1 parts, candidates of the held-out part
 scored against its annotation, the objective the MWE-based F on MWEs seen in the other parts.
 Grids list the neutral value first, so a filter that does not help stays off. The learned model
 is a JSON file (`FilterModel.save`), so `mwemt translate` annotates exactly as training did.
