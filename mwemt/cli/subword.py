@@ -105,12 +105,12 @@ def run(args: argparse.Namespace) -> int:
             jobs = [([p], pre) for p, pre in zip(args.input, _separate_prefixes(args.input, args.model_prefix))]
         for inputs, prefix in jobs:
             model = SubwordModel.train(
-                inputs, prefix, vocab_size=args.vocab_size, model_type=args.model_type, seed=args.seed,
+                inputs, vocab_size=args.vocab_size, model_type=args.model_type, seed=args.seed,
                 character_coverage=args.character_coverage, input_sentence_size=args.input_sentence_size,
                 factored=args.factored, byte_fallback=not args.no_byte_fallback, num_threads=args.threads,
                 split_by_unicode_script=not args.no_split_by_unicode_script, progress=not args.quiet,
-                user_defined_symbols=args.user_defined_symbols,
-                manifest_fields={"joint": len(inputs) > 1})
+                user_defined_symbols=args.user_defined_symbols)
+            model.save(prefix, manifest_fields={"joint": len(inputs) > 1})
             print(f"mwemt subword train: {model.path} ({model.model_type}, {model.vocab_size} pieces, "
                   f"sha256 {model.sha256[:12]}) from {' + '.join(inputs)}", file=sys.stderr)
         return 0

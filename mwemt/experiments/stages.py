@@ -274,26 +274,22 @@ def translate_stage(ctx) -> dict:
 def score_stage(ctx) -> dict:
     """Every system on one test set with the configured metrics and a paired bootstrap against the
     baseline (`mwemt.evaluate.scoring.score_systems`)."""
+    from mwemt.evaluate.bootstrap import BootstrapSettings
+    from mwemt.evaluate.inputs import load_score_inputs
+    from mwemt.evaluate.registry import MetricOptions
     from mwemt.evaluate.report import format_score_table, score_run_dict
-    from mwemt.evaluate.scoring import MetricOptions, score_systems
+    from mwemt.evaluate.scoring import score_systems
     from mwemt.fileio import write_text
-    from mwemt.formats import read_testset
 
     c = ctx.config
-    systems = [(s, read_lines(ctx.inputs[f"hyp.{s}"])) for s in c["systems"]]
-    refs = read_lines(ctx.inputs["reference"])
-    mwes = [it.mwes for it in read_testset(ctx.inputs["testset"])] if "testset" in ctx.inputs else None
-    lexicon = None
-    if "target_lexicon" in ctx.inputs:
-        from mwemt.preprocess.lexicon import load_lexicon
-
-        lexicon = load_lexicon(ctx.inputs["target_lexicon"], c.get("target_lexicon_format", "auto"), lang=c["lang"],
-                               side="target")
-    comp = str(ctx.inputs["compositionality"]) if "compositionality" in ctx.inputs else None
-    opts = MetricOptions(lang=c["lang"], lowercase=bool(c.get("lowercase")), mwe_average=c.get("mwe_average", "sentence"),
-                         compositionality=comp, tesla_lexicon=lexicon)
-    run = score_systems(systems, c["metrics"], opts, refs=refs, mwes=mwes, paired_bs=True,
-                        n_samples=int(c["bootstrap"]), seed=int(c["bootstrap_seed"]))
+    inputs = load_score_inputs([(s, ctx.inputs[f"hyp.{s}"]) for s in c["systems"]], ref=ctx.inputs["reference"],
+                               testset=ctx.inputs.get("testset"), lexicon=ctx.inputs.get("target_lexicon"),
+                               lexicon_format=c.get("target_lexicon_format", "auto"),
+                               compositionality=ctx.inputs.get("compositionality"), lang=c["lang"])
+    options = MetricOptions(lang=c["lang"], lowercase=bool(c.get("lowercase")),
+                            mwe_average=c.get("mwe_average", "sentence"))
+    run = score_systems(inputs, c["metrics"], options,
+                        bootstrap=BootstrapSettings(int(c["bootstrap"]), int(c["bootstrap_seed"])))
     write_json(ctx.out / "scores.json", score_run_dict(run))
     write_text(ctx.out / "scores.txt", format_score_table(run))
     return {"scores": "scores.json", "table": "scores.txt"}

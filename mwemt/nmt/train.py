@@ -185,11 +185,14 @@ def subword_corpus(cfg: dict, workdir: Path, tok: dict[str, tuple[Path, Path]],
               "input_sentence_size": sub["input_sentence_size"]}
     if sub["joint"]:
         # the target has one factor: its tokens never contain an unescaped '|', so the surface is the token
-        m = SubwordModel.train([tok["train"][0], tok["train"][1]], spm_dir / "spm", factored=n > 1, **common)
+        m = SubwordModel.train([tok["train"][0], tok["train"][1]], factored=n > 1, **common)
+        m.save(spm_dir / "spm")
         src_sp = tgt_sp = m
     else:
-        src_sp = SubwordModel.train([tok["train"][0]], spm_dir / "spm.src", factored=n > 1, **common)
-        tgt_sp = SubwordModel.train([tok["train"][1]], spm_dir / "spm.tgt", **common)
+        src_sp = SubwordModel.train([tok["train"][0]], factored=n > 1, **common)
+        src_sp.save(spm_dir / "spm.src")
+        tgt_sp = SubwordModel.train([tok["train"][1]], **common)
+        tgt_sp.save(spm_dir / "spm.tgt")
     for split, (s, t) in tok.items():
         apply_file(src_sp, s, files[split][0], factors=n, iob=sub["iob"] if n > 1 else "copy", progress=progress)
         apply_file(tgt_sp, t, files[split][1], progress=progress)

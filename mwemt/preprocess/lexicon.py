@@ -160,5 +160,5 @@ def load_lexicon(path, fmt: str = "auto", *, lang: str = "en", lemmatizer: str |
     from mwemt.preprocess.lemmatize import get_lemmatizer
 
     lem = get_lemmatizer(lemmatizer, lang) if isinstance(lemmatizer, str) else lemmatizer
-    entries = read_lexicon_entries(path, fmt, side=side)
+    entries = read_lexicon_entries(path, fmt, side=side, lang=lang)
     return Lexicon(entries, lem, lang=lang, name=Path(str(path)).name, tokenize_entries=tokenize_entries)

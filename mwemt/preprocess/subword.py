@@ -180,6 +180,7 @@ class SubwordModel:
             raise ValueError("the model file is empty")
         self._bytes = model_bytes
         self._path = Path(path) if path is not None else None
+        self._training: dict | None = None  # how `train` made it, for the manifest `save` writes
         self._sp = spm.SentencePieceProcessor(model_proto=model_bytes)
         self._spec = model_spec(model_bytes)
         if self._spec["normalization"] != "identity":
@@ -189,15 +190,14 @@ class SubwordModel:
 
     # -- construction
     @classmethod
-    def train(cls, inputs: Sequence[str | Path], model_prefix: str | Path, vocab_size: int = 8000,
+    def train(cls, inputs: Sequence[str | Path], vocab_size: int = 8000,
               model_type: str = "bpe", seed: int = 1, character_coverage: float = 1.0,
               input_sentence_size: int = 0, factored: bool = False, *, byte_fallback: bool = True,
               num_threads: int = 1, split_by_unicode_script: bool = True,
-              user_defined_symbols: Sequence[str] = (), progress: bool = False,
-              manifest_fields: dict | None = None) -> SubwordModel:
+              user_defined_symbols: Sequence[str] = (), progress: bool = False) -> SubwordModel:
         """Train one model on all ``inputs`` (joint when they are both sides of a corpus).
 
-        Writes ``<prefix>.model``, ``<prefix>.vocab`` and ``<prefix>.manifest.json`` atomically.
+        Nothing is written: `save` writes the model with its vocabulary and training manifest.
         ``factored=True`` trains on the surface (first) factor of ``w|f1|f2`` tokens.
         ``input_sentence_size`` > 0 trains on that many lines sampled with ``seed``.
         ``split_by_unicode_script`` (sentencepiece's default) keeps ``_`` and punctuation out of
@@ -205,8 +205,6 @@ class SubwordModel:
         ``user_defined_symbols`` (e.g. a ``<BT>`` tag) are always whole pieces, like the factor escapes.
         """
         import sentencepiece as spm
-
-        from mwemt.provenance import manifest, write_json
 
         if model_type not in MODEL_TYPES:
             raise MwemtError(f"model type {model_type!r} is not one of {', '.join(MODEL_TYPES)}")
@@ -246,22 +244,37 @@ class SubwordModel:
         model = cls(writer.getvalue())
         if model.vocab_size < vocab_size:
             log.warning("asked for %d pieces, the data supports %d", vocab_size, model.vocab_size)
-        prefix = Path(model_prefix)
+        model._training = {
+            "inputs": [str(p) for p in inputs], "seed": seed, "sentences_read": n_read,
+            "sentences_trained": len(sentences),
+            "config": {"inputs": [str(p) for p in inputs], "factored": factored,
+                       "input_sentence_size": input_sentence_size, **options},
+        }
+        return model
+
+    def save(self, prefix: str | Path, manifest_fields: dict | None = None) -> Path:
+        """Write ``<prefix>.model``, ``<prefix>.vocab`` and ``<prefix>.manifest.json`` atomically;
+        returns the model path (which `path` then names). The manifest records how the model was
+        trained when `train` made it."""
+        from mwemt.provenance import manifest, write_json
+
+        prefix = Path(prefix)
         model_path = prefix.parent / (prefix.name + ".model")
         with atomic_write(model_path, "wb") as fh:
-            fh.write(model._bytes)
+            fh.write(self._bytes)
         with atomic_write(prefix.parent / (prefix.name + ".vocab")) as fh:
-            for i, piece in enumerate(model.pieces):
-                fh.write(f"{piece}\t{model._sp.get_score(i):g}\n")
-        model._path = model_path
-        config = {"inputs": [str(p) for p in inputs], "factored": factored,
-                  "input_sentence_size": input_sentence_size, **options}
+            for i, piece in enumerate(self.pieces):
+                fh.write(f"{piece}\t{self._sp.get_score(i):g}\n")
+        self._path = model_path
+        training = self._training or {}
+        inputs = training.get("inputs", [])
         write_json(prefix.parent / (prefix.name + ".manifest.json"), manifest(
-            "subword-model", inputs={f"input{i}": p for i, p in enumerate(inputs)}, config=config,
-            seed=seed, sentences_read=n_read, sentences_trained=len(sentences),
-            model={"path": str(model_path), "sha256": model.sha256, "vocab_size": model.vocab_size},
+            "subword-model", inputs={f"input{i}": p for i, p in enumerate(inputs)}, config=training.get("config"),
+            seed=training.get("seed"),
+            **{k: training[k] for k in ("sentences_read", "sentences_trained") if k in training},
+            model={"path": str(model_path), "sha256": self.sha256, "vocab_size": self.vocab_size},
             **(manifest_fields or {})))
-        return model
+        return model_path
 
     @classmethod
     def load(cls, model_path: str | Path) -> SubwordModel:
