@@ -79,6 +79,9 @@ def test_saved_and_loaded(corpus_file, tmp_path):
     back = CorpusFilterModel.load(tmp_path / "c.json")
     assert back.fingerprint() == m.fingerprint() and back.thresholds == m.thresholds
     (tmp_path / "bad.json").write_text(json.dumps({"kind": "mwemt-corpus-filters", "version": 9}), encoding="utf-8")
+    with pytest.raises(InputError, match="corpus filter model version 9"):
+        CorpusFilterModel.load(tmp_path / "bad.json")
+    (tmp_path / "bad.json").write_text(json.dumps({"kind": "mwemt-identification-filters"}), encoding="utf-8")
     with pytest.raises(InputError, match="not a corpus filter model"):
         CorpusFilterModel.load(tmp_path / "bad.json")
 

@@ -26,14 +26,14 @@ candidates their confidence).
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
+from mwemt.preprocess.filters import JudgingModel
 from mwemt.records import Mwe
 
 CORPUS_FILTERS = ("association", "variability")
@@ -103,10 +103,12 @@ def excess(observed: int, expected: float) -> float:
     return max(0.0, 1.0 - (expected + 1.0) / (observed + 1.0))
 
 
-class CorpusFilterModel:
-    """Corpus statistics per entry and two thresholds; the same interface as `FilterModel`."""
+class CorpusFilterModel(JudgingModel):
+    """Corpus statistics per entry and two thresholds; judged like a learned `FilterModel`."""
 
     KIND = KIND
+    VERSION = VERSION
+    SIGNATURE = "corpus-filters"
     any_order = False
 
     def __init__(self, entries: dict[str, CorpusStats], thresholds: CorpusThresholds, meta: dict | None = None):
@@ -128,58 +130,16 @@ class CorpusFilterModel:
         conf = st.variability
         return ("variability" if conf < self.thresholds.min_variability else None), conf
 
-    def apply(self, candidates: Sequence[Mwe], forms: Sequence[str], lemmas: Sequence[str],
-              heads: Sequence[int] | None = None) -> tuple[list[Mwe], list[tuple[Mwe, str]]]:
-        kept, rejected = [], []
-        for m in candidates:
-            reason, conf = self.judge(m)
-            if reason is None:
-                kept.append(m if conf is None else replace(m, confidence=round(conf, 4)))
-            else:
-                rejected.append((m, reason))
-        return kept, rejected
-
-    def resolve(self, kept: Sequence[Mwe]) -> list[Mwe]:
-        from mwemt.preprocess.identify import resolve_overlaps
-
-        return resolve_overlaps(kept)
-
-    def to_json(self) -> dict:
-        return {"kind": KIND, "version": VERSION, "thresholds": asdict(self.thresholds), **self.meta,
-                "entries": {k: v.to_json() for k, v in sorted(self.entries.items())}}
-
-    def save(self, path: str | Path) -> None:
-        from mwemt.provenance import write_json
-
-        write_json(path, self.to_json())
-
     @classmethod
     def load(cls, path: str | Path) -> CorpusFilterModel:
-        p = Path(path)
-        try:
-            obj = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise InputError(f"cannot read the corpus filter model ({exc})", p) from None
-        if not isinstance(obj, dict) or obj.get("kind") != KIND or obj.get("version") != VERSION:
-            raise InputError("not a corpus filter model", p, expected=f'"kind": "{KIND}", "version": {VERSION}')
+        obj = cls.read_json(path, "corpus filter model")
         try:
             thresholds = CorpusThresholds(**obj["thresholds"])
             entries = {str(k): CorpusStats.from_json(v) for k, v in obj["entries"].items()}
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise InputError(f"malformed corpus filter model ({type(exc).__name__}: {exc})", p) from None
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise InputError(f"malformed corpus filter model ({type(exc).__name__}: {exc})", path) from None
         return cls(entries, thresholds, {k: v for k, v in obj.items()
                                          if k not in ("kind", "version", "thresholds", "entries")})
-
-    def fingerprint(self) -> str:
-        import hashlib
-
-        blob = json.dumps({"thresholds": asdict(self.thresholds),
-                           "entries": {k: v.to_json() for k, v in sorted(self.entries.items())}}, sort_keys=True)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
-
-    @property
-    def signature(self) -> str:
-        return f"corpus-filters:{'+'.join(self.thresholds.active) or 'none'}@{self.fingerprint()}"
 
     def describe(self) -> dict:
         seen = sum(1 for s in self.entries.values() if s.fixed or s.gapped)
@@ -241,6 +201,7 @@ def estimate_for_gaps(lexicon, corpus: str | Path, max_gaps: Sequence[int], *, l
 
     from mwemt.fileio import iter_lines, sha256_file
     from mwemt.preprocess.annotate import Annotator
+    from mwemt.provenance import versions
 
     t = thresholds or CorpusThresholds()
     annotator = Annotator(lexicon, lang=lang, lemmatizer=lemmatizer, pretokenized=pretokenized)
@@ -260,5 +221,5 @@ def estimate_for_gaps(lexicon, corpus: str | Path, max_gaps: Sequence[int], *, l
             f = counts[g].get(entry.key, [0, 0])
             e_fixed, e_gapped = expected_counts(norm, freq, n_tokens, n_sents, g)
             entries[entry.key] = CorpusStats(f[0], f[1], e_fixed, e_gapped)
-        models[g] = CorpusFilterModel(entries, replace(t, max_gap=g), {"source": source})
+        models[g] = CorpusFilterModel(entries, replace(t, max_gap=g), {"source": source, "versions": versions()})
     return models

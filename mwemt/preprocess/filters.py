@@ -296,10 +296,87 @@ def smoothed_rate(annotated: int, literal: int) -> float:
     return (annotated + 1) / (annotated + literal + 2)
 
 
-class FilterModel:
+class JudgingModel:
+    """What every filter model shares: judge candidates one by one (``judge``, defined by each
+    model), keep them with their confidence, resolve overlaps, save and fingerprint the JSON."""
+
+    KIND = ""
+    VERSION = 1
+    SIGNATURE = "filters"
+    entries: dict
+    thresholds: object
+    meta: dict
+
+    def judge(self, m: Mwe, forms: Sequence[str], lemmas: Sequence[str],
+              heads: Sequence[int] | None = None) -> tuple[str | None, float | None]:
+        raise NotImplementedError
+
+    def apply(self, candidates: Sequence[Mwe], forms: Sequence[str], lemmas: Sequence[str],
+              heads: Sequence[int] | None = None) -> tuple[list[Mwe], list[tuple[Mwe, str]]]:
+        """Candidates kept (each with its confidence) and candidates removed (with the filter's name)."""
+        kept: list[Mwe] = []
+        rejected: list[tuple[Mwe, str]] = []
+        for m in candidates:
+            reason, confidence = self.judge(m, forms, lemmas, heads)
+            if reason is None:
+                kept.append(m if confidence is None else replace(m, confidence=round(confidence, 4)))
+            else:
+                rejected.append((m, reason))
+        return kept, rejected
+
+    def resolve(self, kept: Sequence[Mwe]) -> list[Mwe]:
+        """Overlapping candidates resolved as the model was tuned to (longest or most confident first)."""
+        from mwemt.preprocess.identify import resolve_overlaps
+
+        return resolve_overlaps(kept, by_confidence=getattr(self.thresholds, "overlap", "longest") == "confident")
+
+    def content(self) -> dict:
+        """What changes annotation: thresholds and statistics (not the metadata)."""
+        return {"thresholds": asdict(self.thresholds),
+                "entries": {k: v.to_json() for k, v in sorted(self.entries.items())}}
+
+    def to_json(self) -> dict:
+        c = self.content()
+        return {"kind": self.KIND, "version": self.VERSION, "thresholds": c.pop("thresholds"), **self.meta,
+                "entries": c.pop("entries"), **{k: v for k, v in c.items() if v is not None}}
+
+    def save(self, path: str | Path) -> None:
+        from mwemt.provenance import write_json
+
+        write_json(path, self.to_json())
+
+    def fingerprint(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(json.dumps(self.content(), sort_keys=True).encode("utf-8")).hexdigest()[:12]
+
+    @property
+    def signature(self) -> str:
+        return f"{self.SIGNATURE}:{'+'.join(self.thresholds.active) or 'none'}@{self.fingerprint()}"
+
+    @classmethod
+    def read_json(cls, path: str | Path, what: str) -> dict:
+        """The saved model's JSON, checked for kind and version; errors name the file."""
+        p = Path(path)
+        if not p.is_file():
+            raise InputError(f"{what} not found", p,
+                             expected="a JSON file written by `mwemt lexicon filters` or `mwemt annotate --save-filters`")
+        try:
+            obj = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg}", p, exc.lineno) from None
+        if not isinstance(obj, dict) or obj.get("kind") != cls.KIND:
+            raise InputError(f"not {'an' if what[0] in 'aeiou' else 'a'} {what}", p, expected=f'"kind": "{cls.KIND}"')
+        if obj.get("version") != cls.VERSION:
+            raise InputError(f"{what} version {obj.get('version')!r}", p, expected=f"version {cls.VERSION}")
+        return obj
+
+
+class FilterModel(JudgingModel):
     """Entry statistics and thresholds; judges look-up candidates one by one."""
 
     KIND = MODEL_KIND
+    VERSION = MODEL_VERSION
 
     def __init__(self, entries: dict[str, EntryStats], thresholds: Thresholds, meta: dict | None = None,
                  context=None):
@@ -356,15 +433,7 @@ class FilterModel:
 
     def apply(self, candidates: Sequence[Mwe], forms: Sequence[str], lemmas: Sequence[str],
               heads: Sequence[int] | None = None) -> tuple[list[Mwe], list[tuple[Mwe, str]]]:
-        """Candidates kept (each with its confidence) and candidates removed (with the filter's name)."""
-        kept: list[Mwe] = []
-        rejected: list[tuple[Mwe, str]] = []
-        for m in candidates:
-            reason, confidence = self.judge(m, forms, lemmas, heads)
-            if reason is None:
-                kept.append(m if confidence is None else replace(m, confidence=round(confidence, 4)))
-            else:
-                rejected.append((m, reason))
+        kept, rejected = super().apply(candidates, forms, lemmas, heads)
         if kept and self.thresholds.min_context > 0:
             kept, out = self._in_context(kept, forms)
             rejected.extend(out)
@@ -388,41 +457,18 @@ class FilterModel:
                 out_kept.append(replace(m, confidence=round(p, 4)))
         return out_kept, rejected
 
-    def resolve(self, kept: Sequence[Mwe]) -> list[Mwe]:
-        """Overlapping candidates resolved as the model was tuned to (longest or most confident first)."""
-        from mwemt.preprocess.identify import resolve_overlaps
-
-        return resolve_overlaps(kept, by_confidence=self.thresholds.overlap == "confident")
-
     # ------------------------------------------------------------ the saved artifact
-    def to_json(self) -> dict:
-        d = {"kind": MODEL_KIND, "version": MODEL_VERSION, "thresholds": asdict(self.thresholds),
-             **self.meta, "entries": {k: v.to_json() for k, v in sorted(self.entries.items())}}
+    def content(self) -> dict:
+        d = super().content()
         if self.context is not None:
             from mwemt.preprocess.sentence_encoder import encoder_signature
 
             d["context"] = {"encoder": encoder_signature(), **self.context.to_json()}
         return d
 
-    def save(self, path: str | Path) -> None:
-        from mwemt.provenance import write_json
-
-        write_json(path, self.to_json())
-
     @classmethod
     def load(cls, path: str | Path) -> FilterModel:
-        p = Path(path)
-        if not p.is_file():
-            raise InputError("filter model not found", p,
-                             expected="a JSON file written by `mwemt lexicon filters` or `mwemt annotate --save-filters`")
-        try:
-            obj = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", p, exc.lineno) from None
-        if not isinstance(obj, dict) or obj.get("kind") != MODEL_KIND:
-            raise InputError("not an identification filter model", p, expected=f'"kind": "{MODEL_KIND}"')
-        if obj.get("version") != MODEL_VERSION:
-            raise InputError(f"filter model version {obj.get('version')!r}", p, expected=f"version {MODEL_VERSION}")
+        obj = cls.read_json(path, "identification filter model")
         try:
             thresholds = Thresholds(**obj["thresholds"])
             entries = {str(k): EntryStats.from_json(v) for k, v in obj["entries"].items()}
@@ -434,21 +480,8 @@ class FilterModel:
             meta = {k: v for k, v in obj.items() if k not in ("kind", "version", "thresholds", "entries", "context")}
             return cls(entries, thresholds, meta, context)
         except (KeyError, TypeError, ValueError, AttributeError, MwemtError) as exc:
-            raise InputError(f"malformed filter model ({type(exc).__name__}: {exc})", p,
+            raise InputError(f"malformed filter model ({type(exc).__name__}: {exc})", path,
                              expected="thresholds and entries as written by mwemt") from None
-
-    def fingerprint(self) -> str:
-        """A content hash of what changes annotation (thresholds and statistics), not of metadata."""
-        import hashlib
-
-        blob = json.dumps({"thresholds": asdict(self.thresholds),
-                           "entries": {k: v.to_json() for k, v in sorted(self.entries.items())},
-                           "context": self.context.to_json() if self.context is not None else None}, sort_keys=True)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
-
-    @property
-    def signature(self) -> str:
-        return f"filters:{'+'.join(self.thresholds.active) or 'none'}@{self.fingerprint()}"
 
     def describe(self) -> dict:
         """For reports: what the model does, where it comes from, what cross-validation measured."""
@@ -787,8 +820,15 @@ def learn_filters(sentences: Sequence[ParsedSentence], *, folds: int = 5, repeat
         thresholds = replace(thresholds, min_context=min_context)
     meta = {"source": {**(source or {}), "sentences": len(sentences),
                        "mwes": sum(1 for s in sentences for m in s.mwes if m.length >= 2)},
-            "turned_off": sorted(off), "cross_validation": cv, "seconds": round(time.perf_counter() - t0, 1)}
+            "turned_off": sorted(off), "cross_validation": cv, "seconds": round(time.perf_counter() - t0, 1),
+            "versions": _versions()}
     return FilterModel(stats, thresholds, meta, classifier)
+
+
+def _versions() -> dict:
+    from mwemt.provenance import versions
+
+    return versions()
 
 
 def learn_filters_from_cupt(path: str | Path, **kwargs) -> FilterModel:
