@@ -3,7 +3,7 @@
     python bench/annotate.py [--sentences 100000] [--lexicon OEWN.tsv] [--corpus TSV-or-text]
 
 Prints (targets from the foundation issue):
-  annotate / tokenise-only throughput   target >= 0.5
+  annotate / tokenize-only throughput   target >= 0.5
   the same with a .cupt lexicon and its learned identification filters (information; same target)
   2 workers / 1 worker                  target >= 1.7
   peak RSS at 10k and at 100k sentences target: flat
@@ -79,15 +79,15 @@ def main() -> None:
     ap.add_argument("--lexicon", type=Path, default=DEFAULT_LEXICON)
     ap.add_argument("--corpus", type=Path, nargs="*", default=DEFAULT_CORPORA)
     ap.add_argument("--rounds", type=int, default=2,
-                    help="interleaved timing rounds of tokenise-only and annotate; the fastest of each is kept")
+                    help="interleaved timing rounds of tokenize-only and annotate; the fastest of each is kept")
     ap.add_argument("--cupt-lexicon", type=Path, default=DEFAULT_CUPT,
                     help="annotated .cupt whose lexicon and learned filters are also timed ('' to skip)")
     args = ap.parse_args()
     if not args.lexicon.exists():
         sys.exit(f"lexicon not found: {args.lexicon} (needs ../shared/data)")
 
-    from mwemt.preprocess.annotate import AnnotationReport, Annotator, annotate_stream
-    from mwemt.preprocess.lexicon import load_lexicon
+    from mwemt.preprocess.annotate import (AnnotationReport, Annotator, AnnotatorConfig, annotate_stream,
+                                           build_annotator)
     from mwemt.preprocess.tokenize import tokenize
 
     sents = load_sentences(args.sentences, args.corpus)
@@ -95,11 +95,11 @@ def main() -> None:
     print(cpu_line())
     print(f"corpus: {len(sents)} sentences (~{n_tok} words); lexicon: {args.lexicon.name}")
     t0 = time.perf_counter()
-    lexicon = load_lexicon(args.lexicon)
-    print(f"lexicon load + normalise: {len(lexicon)} entries in {time.perf_counter() - t0:.1f}s")
-    annotator = Annotator(lexicon)
+    annotator = build_annotator(AnnotatorConfig(lexicon=(str(args.lexicon),)))
+    lexicon = annotator.lexicon
+    print(f"lexicon load + normalize: {len(lexicon)} entries in {time.perf_counter() - t0:.1f}s")
 
-    def tokenise_only() -> float:
+    def tokenize_only() -> float:
         t = time.perf_counter()
         for s in sents:
             tokenize(s, "en")
@@ -114,31 +114,29 @@ def main() -> None:
 
     filtered = None
     if str(args.cupt_lexicon) and args.cupt_lexicon.exists():
-        from mwemt.preprocess.identification import IdentificationOptions, filters_for
-
-        cupt_lex = load_lexicon(args.cupt_lexicon, "cupt", tokenize_entries=False)
-        model, gap = filters_for(args.cupt_lexicon, "cupt", IdentificationOptions(), log=lambda msg: None)
-        filtered = Annotator(cupt_lex, max_gap=gap, filters=model)
+        filtered = build_annotator(AnnotatorConfig(lexicon=(str(args.cupt_lexicon),), lexicon_format="cupt"),
+                                   log=lambda msg: None)
+        model = filtered.filters
     # interleaved rounds, the fastest of each kept: a shared machine's load changes within seconds
     t_tok = t_ann1 = t_filt = float("inf")
     rep = filt_rep = None
     for _ in range(args.rounds):
-        t_tok = min(t_tok, tokenise_only())
+        t_tok = min(t_tok, tokenize_only())
         t, rep = timed(annotator)
         t_ann1 = min(t_ann1, t)
         if filtered is not None:
             t, filt_rep = timed(filtered)
             t_filt = min(t_filt, t)
     t_ann2, _ = timed(annotator, 2)
-    print(f"tokenise only      : {len(sents) / t_tok:9.0f} sent/s")
+    print(f"tokenize only      : {len(sents) / t_tok:9.0f} sent/s")
     print(f"annotate, 1 worker : {len(sents) / t_ann1:9.0f} sent/s   ({rep.mwes} MWEs, "
           f"{rep.sentences_with_mwe} sentences with one)")
     print(f"annotate, 2 workers: {len(sents) / t_ann2:9.0f} sent/s")
-    print(f"RATIO annotate/tokenise-only throughput = {t_tok / t_ann1:.2f}   (target >= 0.5)")
+    print(f"RATIO annotate/tokenize-only throughput = {t_tok / t_ann1:.2f}   (target >= 0.5)")
     if filtered is not None:
         print(f"annotate, .cupt lexicon + filters ({model.thresholds.describe()}): {len(sents) / t_filt:9.0f} sent/s "
               f"({filt_rep.mwes} MWEs kept, {sum(filt_rep.removed_by_filter.values())} candidates removed)")
-        print(f"RATIO annotate with filters/tokenise-only = {t_tok / t_filt:.2f}   (target >= 0.5)")
+        print(f"RATIO annotate with filters/tokenize-only = {t_tok / t_filt:.2f}   (target >= 0.5)")
     print(f"RATIO 2 workers / 1 worker              = {t_ann1 / t_ann2:.2f}   (target >= 1.7; cores: {os.cpu_count()})")
 
     with tempfile.TemporaryDirectory() as tmp:

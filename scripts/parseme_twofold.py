@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 from tqdm import tqdm
@@ -32,11 +33,10 @@ from tqdm import tqdm
 from mwemt.evaluate.parseme import IdentificationScores, PartitionScore, evaluate_cupt
 from mwemt.fileio import atomic_write
 from mwemt.formats import CuptSentence, lexicon_from_sentences, read_cupt, write_cupt
-from mwemt.preprocess.annotate import Annotator, annotate_cupt
+from mwemt.preprocess.annotate import AnnotatorConfig, annotate_cupt, build_annotator
 from mwemt.preprocess.filters import FilterModel, learn_filters, parsed_from_cupt
-from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.preprocess.lexicon import Lexicon
 from mwemt.provenance import manifest, write_json
+from mwemt.records import LexiconEntry
 
 FIXED_PARTS = ("global", "seen-in-train", "unseen-in-train", "continuous", "discontinuous")
 
@@ -46,17 +46,18 @@ def halves(sentences: list[CuptSentence]) -> tuple[list[CuptSentence], list[Cupt
     return sentences[0::2], sentences[1::2]
 
 
-def predict(sentences: list[CuptSentence], lexicon: Lexicon, max_gap: int,
-            filters: FilterModel | None = None) -> list[CuptSentence]:
-    """What `mwemt annotate --input-format cupt --output-format cupt` does: match on the LEMMA column."""
-    annotator = Annotator(lexicon, lemmatizer="none", max_gap=max_gap, filters=filters)
+def predict(sentences: list[CuptSentence], lexicon: list[LexiconEntry], max_gap: int,
+            filters: str | Path = "none") -> list[CuptSentence]:
+    """What `mwemt annotate --input-format cupt --output-format cupt` does: match on the LEMMA column
+    (with the filter model saved at ``filters``, or none)."""
+    annotator = build_annotator(AnnotatorConfig(lexicon_format="cupt", lemmatizer="none", max_gap=max_gap,
+                                                filters=str(filters)), entries=lexicon, log=lambda msg: None)
     return [cs.with_mwes(sent.mwes) for cs, sent in annotate_cupt(annotator, sentences)]
 
 
 def run_split(name: str, train: list[CuptSentence], test: list[CuptSentence], gaps: list[int],
               out: Path | None, learn: dict) -> tuple[dict[int, IdentificationScores], IdentificationScores, FilterModel]:
-    lexicon = Lexicon(lexicon_from_sentences(train), get_lemmatizer("none"), name=f"{name}-train",
-                      tokenize_entries=False)
+    lexicon = lexicon_from_sentences(train)
     if out is not None:  # the halves too, so any run can be re-scored with `mwemt identify-eval`
         write_cupt(out / f"{name}.train.cupt", train)
         write_cupt(out / f"{name}.gold.cupt", test)
@@ -67,9 +68,11 @@ def run_split(name: str, train: list[CuptSentence], test: list[CuptSentence], ga
             write_cupt(out / f"{name}.gap{gap}.pred.cupt", pred)
         before[gap] = evaluate_cupt(test, pred, train)
     model = learn_filters([parsed_from_cupt(cs) for cs in train], **learn)
-    pred = predict(test, lexicon, model.thresholds.max_gap, model)
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = (out or Path(tmp)) / f"{name}.filters.json"
+        model.save(saved)
+        pred = predict(test, lexicon, model.thresholds.max_gap, saved)
     if out is not None:
-        model.save(out / f"{name}.filters.json")
         write_cupt(out / f"{name}.filtered.pred.cupt", pred)
     return before, evaluate_cupt(test, pred, train), model
 

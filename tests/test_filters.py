@@ -253,8 +253,12 @@ def test_cli_turns_one_filter_off_and_rejects_unknown_names(train_cupt, tmp_path
     assert main(["annotate", "-l", str(train_cupt), "--pretokenized", "-e", "wws", "-i", str(text), "-o", str(out),
                  "--no-filter", "rate", "-q"]) == 0
     assert out.read_text(encoding="utf-8").strip() == "we go_on a trip"
-    assert main(["annotate", "-l", str(train_cupt), "-i", str(text), "-o", str(out), "--no-filter", "colour"]) == 2
-    assert "unknown filter" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:   # not a filter at all: argparse's choices
+        main(["annotate", "-l", str(train_cupt), "-i", str(text), "-o", str(out), "--no-filter", "colour"])
+    assert exc.value.code == 2 and "invalid choice: 'colour'" in capsys.readouterr().err
+    # a filter of raw-corpus estimates, not of a .cupt lexicon's learned filters
+    assert main(["annotate", "-l", str(train_cupt), "-i", str(text), "-o", str(out), "--no-filter", "association"]) == 2
+    assert "unknown filter(s) association for a .cupt lexicon" in capsys.readouterr().err
     assert main(["annotate", "-l", str(train_cupt), "-i", str(text), "-o", str(out), "--filters", "none",
                  "--save-filters", str(tmp_path / "x.json")]) == 2
 
@@ -283,30 +287,86 @@ def test_iob_tags_can_carry_confidence_buckets():
 # ---------------------------------------------------------------- the training pipeline and translate
 
 
-def test_nmt_config_and_model_directory_carry_the_filters(train_cupt, tmp_path):
-    from mwemt.fileio import sha256_file
-    from mwemt.nmt.config import resolve
-    from mwemt.nmt.train import build_annotator, identification_filters
-    from mwemt.nmt.translate import saved_filters
+def _experiment(tmp_path, train_cupt, preprocess: dict):
+    from mwemt.experiments.config import config_from_data
 
-    (tmp_path / "s.txt").write_text("we go on a trip\n", encoding="utf-8")
-    pair = {"src": str(tmp_path / "s.txt"), "tgt": str(tmp_path / "s.txt")}
-    raw = {"src_lang": "en", "tgt_lang": "it", "data": {"train": pair, "valid": pair},
-           "preprocess": {"encoding": "iob", "lexicon": str(train_cupt), "filters_off": ["inflection"]}}
-    cfg = resolve(raw)
-    model, gap = identification_filters(cfg)
-    assert model is not None and "inflection" not in model.thresholds.active and gap == model.thresholds.max_gap
-    assert identification_filters(cfg)[0] is model  # learned once per process
-    assert build_annotator(cfg).filters is model
-    none = resolve({**raw, "preprocess": {**raw["preprocess"], "filters": "none"}})
-    assert identification_filters(none) == (None, 0)
-    model.save(tmp_path / "filters.json")
-    pre = {"filters": {"file": "filters.json", "sha256": sha256_file(tmp_path / "filters.json")}}
-    assert saved_filters(tmp_path, pre).fingerprint() == model.fingerprint()
-    assert saved_filters(tmp_path, {"filters": None}) is None
+    for lang in ("en", "it"):
+        (tmp_path / f"c.{lang}").write_text("we go on a trip\nthey give up\n", encoding="utf-8")
+    return config_from_data({"data": {"train": "c", "valid": "c", "lexicon": str(train_cupt)},
+                             "preprocess": preprocess, "systems": {"iob": {"encoding": "iob"}}}, base_dir=tmp_path)
+
+
+def test_typed_config_reaches_the_annotator_through_build_annotator(train_cupt, tmp_path):
+    from mwemt.experiments.config import ConfigError
+    from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
+
+    pre = _experiment(tmp_path, train_cupt, {"filters_off": ["inflection"]}).systems["iob"].preprocess
+    assert pre.filters == "auto" and pre.max_gap is None and pre.filters_off == ("inflection",)
+    config = AnnotatorConfig.of(pre, lang="en", lexicon=(str(train_cupt),))
+    ann = build_annotator(config, log=lambda msg: None)
+    model = ann.filters
+    assert model is not None and "inflection" not in model.thresholds.active
+    assert ann.max_gap == model.thresholds.max_gap
+    assert build_annotator(config, log=lambda msg: None).filters is model  # learned once per process
+    none = build_annotator(AnnotatorConfig(lexicon=(str(train_cupt),), filters="none"))
+    assert none.filters is None and none.max_gap == 0
+    with pytest.raises(ConfigError, match="preprocess.max_gap: must be at least 0"):
+        _experiment(tmp_path, train_cupt, {"max_gap": -1})
+    with pytest.raises(ConfigError, match="preprocess.filters_off"):
+        _experiment(tmp_path, train_cupt, {"filters_off": ["colour"]})
+    with pytest.raises(ConfigError, match="preprocess.filters: file not found"):
+        _experiment(tmp_path, train_cupt, {"filters": "missing.json"})
+
+
+def test_stages_annotate_with_filters_and_the_model_directory_repeats_them(train_cupt, tmp_path):
+    """The annotate stage saves the filter model it used; the model directory copies it and
+    `model_annotator` (what `mwemt translate` uses) rebuilds the same annotator from it."""
+    from mwemt.experiments import stages as S
+    from mwemt.experiments.runner import StageContext
+    from mwemt.fileio import sha256_file
+    from mwemt.nmt.modeldir import FILTERS, read_preprocess
+    from mwemt.nmt.train import finish_model_dir
+    from mwemt.nmt.translate import model_annotator, saved_filters
+    from mwemt.preprocess.annotate import occurrence_confidences
+
+    cfg = _experiment(tmp_path, train_cupt, {"confidence_buckets": 3, "filters_off": ["inflection"]})
+    section = S.AnnotateSection("en", "it", "iob", "auto", "source", cfg.systems["iob"].preprocess)
+    assert section.filter_inputs(train_cupt) == {}   # learned from the lexicon itself: no other file
+    inputs = {f"{split}_{side}": tmp_path / f"c.{lang}" for split in ("train", "valid")
+              for side, lang in (("src", "en"), ("tgt", "it"))}
+    inputs["lexicon"] = train_cupt
+    out = tmp_path / "annotate"
+    out.mkdir()
+    outputs = S.annotate_stage(StageContext("annotate", "iob", inputs, section, out, 1, progress=False))
+    assert outputs["filters"] == "filters.json"
+    lines = (out / outputs["train_src"]).read_text(encoding="utf-8").splitlines()
+    assert lines[1].split()[1].rsplit("|", 1)[1] == "B2" and "|B" not in lines[0]   # give up kept, go on removed
+    report = json.loads((out / "annotate.json").read_text(encoding="utf-8"))
+    assert report["counts"]["train"]["removed_by_filter"] == {"rate": 1}
+    assert "inflection" not in report["filters"]["active"]
+
+    # the train stage's view: the annotate stage's filter model is an input
+    annotation = section.annotator({"lexicon": train_cupt, "filters": out / "filters.json"})
+    model_dir, data_bin = tmp_path / "model", tmp_path / "bin"
+    model_dir.mkdir()
+    data_bin.mkdir()
+    for name in ("dict.en.txt", "dict.en.factor1.txt", "dict.en.factor2.txt", "dict.it.txt", "factors.json"):
+        (data_bin / name).write_text("x 1\n", encoding="utf-8")
+    (tmp_path / "spm.model").write_bytes(b"spm")
+    finish_model_dir(model_dir, data_bin=data_bin, src_model=tmp_path / "spm.model", tgt_model=tmp_path / "spm.model",
+                     annotation=annotation, encoding="iob", subword_iob="copy", tgt_lang="it", summary={},
+                     config={}, seed=1, confidence_buckets=3)
+    pre = read_preprocess(model_dir)
+    learned = FilterModel.load(out / "filters.json")
+    assert pre["filters"]["signature"] == learned.signature and pre["confidence_buckets"] == 3
+    assert pre["max_gap"] == learned.thresholds.max_gap
+    rebuilt = model_annotator(model_dir, pre)
+    assert rebuilt.filters.fingerprint() == learned.fingerprint() and rebuilt.max_gap == pre["max_gap"]
+    sent = rebuilt.annotate_tokens(["they", "give", "up", "and", "go", "on"])
+    assert [(m.lemma, round(c, 4)) for m, c in occurrence_confidences(sent)] == [("give up", 0.9167)]
+
+    assert saved_filters(model_dir, {"filters": None}) == "none"
     with pytest.raises(MwemtError, match="differs from the filter model"):
-        saved_filters(tmp_path, {"filters": {"file": "filters.json", "sha256": "0" * 64}})
+        saved_filters(model_dir, {"filters": {"file": FILTERS, "sha256": "0" * 64}})
     with pytest.raises(InputError, match="missing model file"):
-        saved_filters(tmp_path, {"filters": {"file": "gone.json", "sha256": "0" * 64}})
-    with pytest.raises(MwemtError, match="max_gap"):
-        resolve({**raw, "preprocess": {**raw["preprocess"], "max_gap": -1}})
+        saved_filters(model_dir, {"filters": {"file": "gone.json", "sha256": sha256_file(model_dir / FILTERS)}})

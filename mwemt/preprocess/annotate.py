@@ -1,8 +1,9 @@
-"""The annotation pipeline: raw or tokenised text -> MWE-annotated, encoded lines.
+"""The annotation pipeline: raw or tokenized text -> MWE-annotated, encoded lines.
 
-`Annotator` is the one place that chains tokenise -> lemmatise -> identify; `mwemt annotate`,
-`mwemt translate`, augmentation and the metrics all call it, so source text is treated the same
-everywhere.
+`Annotator` is the one place that chains tokenize -> lemmatize -> identify, and `build_annotator`
+the one place that makes an annotator and loads its lexicon: `mwemt annotate`, `mwemt translate`,
+the experiment stages, augmentation and the compositionality tools all call it, so source text
+(and a lexicon file, `.cupt` included) is treated the same everywhere.
 """
 
 from __future__ import annotations
@@ -10,53 +11,178 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mwemt.errors import MwemtError
+from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES, detect_lexicon_format, read_lexicon_entries
+from mwemt.preprocess.corpus_filters import CORPUS_FILTERS
 from mwemt.preprocess.encode import encode_iob, encode_wws
-from mwemt.preprocess.filters import FilterModel, cupt_heads
-from mwemt.preprocess.identify import find_candidates, resolve_overlaps
-from mwemt.preprocess.lemmatize import get_lemmatizer
+from mwemt.preprocess.filters import FILTERS, JudgingModel, cupt_heads
+from mwemt.preprocess.identification import FILTER_SOURCES, IdentificationOptions, filters_for
+from mwemt.preprocess.identify import find_candidates, identify
+from mwemt.preprocess.lemmatize import BACKENDS, Lemmatizer, get_lemmatizer
 from mwemt.preprocess.lexicon import Lexicon
 from mwemt.preprocess.tokenize import tokenize
-from mwemt.records import AnnotatedSentence
+from mwemt.records import AnnotatedSentence, LexiconEntry, Mwe
+from mwemt.schema import setting
 
-ENCODINGS = ("wws", "iob", "none")
+ENCODINGS = ("none", "wws", "iob")
+# the source factors each encoding produces (words-with-spaces joins tokens but keeps one factor)
+FACTOR_NAMES: dict[str, tuple[str, ...]] = {"none": ("word",), "wws": ("word",), "iob": ("word", "lemma", "tag")}
+
+
+IDENTIFICATION_FILTERS = FILTERS + CORPUS_FILTERS
+
+
+@dataclass(frozen=True)
+class PreprocessConfig:
+    """How source text is tokenized, lemmatized and matched against the lexicon, and which
+    identification filters judge the matches (docs/identification.md). The model directory records
+    it, so `mwemt translate` repeats exactly this on new text."""
+
+    lemmatizer: str = setting("simplemma", choices=BACKENDS,
+                              help="lemmatizer that normalizes text and lexicon entries alike (all offline)")
+    max_gap: int | None = setting(None, minimum=0, help="most tokens allowed between two components of an MWE "
+                                                        "(0 = contiguous MWEs only); null: the gap the "
+                                                        "identification filters were tuned with, else 0")
+    pretokenized: bool = setting(False, help="the text is already tokenized: split on spaces only")
+    filters: str = setting("auto", path="file", literals=FILTER_SOURCES,
+                           help="identification filters: `auto` (a saved LEXICON-STEM.filters.json beside the lexicon, "
+                                "else learned from a .cupt lexicon, else estimated from `raw_corpus`, else none), "
+                                "`none`, or a saved filter model")
+    filters_off: tuple[str, ...] = setting((), choices=IDENTIFICATION_FILTERS,
+                                           help="filters turned off, e.g. [rate, syntax]")
+    filters_context: bool = setting(False, help="also learn the contextual idiomatic/literal classifier when "
+                                                "learning filters from a .cupt lexicon (opt-in: slow on CPU)")
+    raw_corpus: str | None = setting(None, path="file",
+                                     help="plain text to estimate literal readings from, for a lexicon without "
+                                          "training data (`filters: auto`)")
+    confidence_buckets: int = setting(0, minimum=0, maximum=9,
+                                      help="iob encoding: > 0 appends each MWE's identification confidence bucket "
+                                           "to its tags (B2, I2 with 3 buckets)")
+
+
+@dataclass(frozen=True)
+class AnnotatorConfig:
+    """Everything that makes an `Annotator`: the language, the lexicon file(s) and how to read them,
+    the preprocessing settings and the identification filters (`IdentificationOptions`). Several
+    lexicon files are used as one (their union); `filters: auto` then applies to none of them."""
+
+    lang: str = "en"
+    lexicon: tuple[str, ...] = ()
+    lexicon_format: str = "auto"
+    lexicon_side: str = "source"
+    lemmatizer: str = "simplemma"
+    max_gap: int | None = None
+    pretokenized: bool = False
+    filters: str = "auto"
+    filters_off: tuple[str, ...] = ()
+    filters_context: bool = False
+    raw_corpus: str | None = None
+
+    @classmethod
+    def of(cls, preprocess: PreprocessConfig, *, lang: str, lexicon: Sequence[str | Path] = (),
+           lexicon_format: str = "auto", lexicon_side: str = "source") -> AnnotatorConfig:
+        return cls(lang, tuple(str(p) for p in lexicon), lexicon_format, lexicon_side, preprocess.lemmatizer,
+                   preprocess.max_gap, preprocess.pretokenized, preprocess.filters, preprocess.filters_off,
+                   preprocess.filters_context, preprocess.raw_corpus)
+
+    @property
+    def identification(self) -> IdentificationOptions:
+        return IdentificationOptions(self.filters, tuple(self.filters_off), self.max_gap, self.raw_corpus,
+                                     self.filters_context)
+
+
+def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | None = None, *,
+                    log=None) -> Annotator:
+    """The `Annotator` of ``config``, with its lexicon read from ``config.lexicon`` (or given as
+    ``entries``) and its identification filters (`mwemt.preprocess.identification.filters_for`);
+    no lexicon files and no entries = tokenize and lemmatize only. ``log`` hears which filters
+    were chosen (default: stderr).
+
+    Entries of a `.cupt` lexicon are already tokens (they come from annotated sentences), so only
+    entries of the other formats are tokenized like the text.
+    """
+    if config.lexicon_format not in LEXICON_FORMATS:
+        raise MwemtError(f"lexicon format {config.lexicon_format!r}: choose one of {', '.join(LEXICON_FORMATS)}")
+    if config.lexicon_side not in LEXICON_SIDES:
+        raise MwemtError(f"lexicon side {config.lexicon_side!r}: choose one of {', '.join(LEXICON_SIDES)}")
+    lemmatizer = get_lemmatizer(config.lemmatizer, config.lang)
+    lexicon = None
+    formats: set[str] = set()
+    if entries is not None:
+        lexicon = Lexicon(entries, lemmatizer, lang=config.lang, tokenize_entries=config.lexicon_format != "cupt")
+    elif config.lexicon:
+        formats = {detect_lexicon_format(p) if config.lexicon_format == "auto" else config.lexicon_format
+                   for p in config.lexicon}
+        entries = [e for p in config.lexicon for e in read_lexicon_entries(p, config.lexicon_format,
+                                                                           side=config.lexicon_side,
+                                                                           lang=config.lang)]
+        lexicon = Lexicon(entries, lemmatizer, lang=config.lang, name="+".join(Path(p).name for p in config.lexicon),
+                          tokenize_entries="cupt" not in formats)
+    filters, max_gap = None, config.max_gap or 0
+    if lexicon is not None:
+        source = config.lexicon[0] if len(config.lexicon) == 1 and formats else None
+        filters, max_gap = filters_for(source, formats.pop() if source else None, config.identification,
+                                       lexicon=lexicon, lang=config.lang, lemmatizer=config.lemmatizer, log=log)
+    return Annotator(lexicon, config.lang, lemmatizer, max_gap, pretokenized=config.pretokenized, filters=filters)
+
+
+def load_lexicon(path: str | Path, fmt: str = "auto", *, lang: str = "en", lemmatizer: str = "simplemma",
+                 side: str = "source") -> Lexicon:
+    """The lexicon of one file exactly as `build_annotator` loads it, for callers that need no annotator."""
+    lexicon = build_annotator(AnnotatorConfig(lang, (str(path),), fmt, side, lemmatizer, filters="none")).lexicon
+    assert lexicon is not None
+    return lexicon
+
+
+def occurrence_confidences(sent: AnnotatedSentence) -> list[tuple[Mwe, float | None]]:
+    """Each MWE occurrence identified in ``sent`` with its identification confidence.
+
+    The confidence is what the annotator's filters made of that occurrence: the entry's smoothed
+    idiomaticity rate in the annotated training data, P(idiomatic) from the contextual classifier
+    when it is on, or the literal-reading estimate of a raw corpus; in [0, 1], higher = more
+    likely an MWE. None: nothing judged it (no filters, or an entry the filters have no data on).
+    The same value the IOB encoding buckets with ``confidence_buckets``.
+    """
+    return [(m, m.confidence) for m in sent.mwes]
 
 
 class Annotator:
-    """Tokenise, lemmatise and find lexicon MWEs with one fixed configuration.
+    """Tokenize, lemmatize and find lexicon MWEs with one fixed configuration (make one with
+    `build_annotator`).
 
-    With ``filters`` (a `FilterModel` learned from annotated data), look-up candidates go through
-    the filters before overlaps are resolved: the sentence's ``rejected`` list says which filter
-    removed what, and every MWE kept carries the model's ``confidence``.
+    With ``filters`` (a model learned from annotated data or estimated from a raw corpus), look-up
+    candidates go through the filters before overlaps are resolved: the sentence's ``rejected``
+    list says which filter removed what, and every MWE kept carries the model's ``confidence``
+    (see `occurrence_confidences`).
     """
 
-    def __init__(self, lexicon: Lexicon | None, lang: str = "en", lemmatizer: str = "simplemma",
-                 max_gap: int = 0, pretokenized: bool = False, filters: FilterModel | None = None):
+    def __init__(self, lexicon: Lexicon | None, lang: str = "en", lemmatizer: str | Lemmatizer = "simplemma",
+                 max_gap: int = 0, pretokenized: bool = False, filters: JudgingModel | None = None):
         if max_gap < 0:
-            raise MwemtError("max_gap must be 0 or more")
+            raise MwemtError(f"max_gap must be 0 or more, not {max_gap}")
         self.lexicon = lexicon
         self.lang = lang
-        self.lemmatizer = get_lemmatizer(lemmatizer, lang)
+        self.lemmatizer = get_lemmatizer(lemmatizer, lang) if isinstance(lemmatizer, str) else lemmatizer
         self.max_gap = max_gap
         self.pretokenized = pretokenized
         self.filters = filters
         if lexicon is not None and lexicon.lemmatizer is None:
-            lexicon.set_lemmatizer(self.lemmatizer)  # entries must be normalised like the text
+            lexicon.set_lemmatizer(self.lemmatizer)  # entries must be normalized like the text
 
     def tokens(self, text: str) -> list[str]:
         return text.split() if self.pretokenized else tokenize(text, self.lang)
 
     def annotate_tokens(self, tokens: Sequence[str], lemmas: Sequence[str] | None = None,
                         pos: Sequence[str] | None = None, heads: Sequence[int] | None = None) -> AnnotatedSentence:
-        """One tokenised sentence; ``heads`` (0-based, root -1) let the syntax filter work."""
+        """One tokenized sentence; ``heads`` (0-based, root -1) let the syntax filter work."""
         tokens = list(tokens)
         lem = [x.lower() for x in lemmas] if lemmas is not None else self.lemmatizer.lemmatize(tokens, pos)
         rejected: list = []
         mwes: list = []
         if self.lexicon is not None and self.filters is None:
-            candidates = find_candidates(lem, self.lexicon, self.max_gap)
-            mwes = resolve_overlaps(candidates) if candidates else []
+            mwes = identify(lem, self.lexicon, self.max_gap)
         elif self.lexicon is not None:
             candidates = find_candidates(lem, self.lexicon, self.max_gap, any_order=self.filters.any_order)
             if candidates:
@@ -171,11 +297,41 @@ def describe_filters(model) -> dict:
     return model.describe()
 
 
+@dataclass
+class AnnotatedPairs:
+    """A parallel corpus ready for subwords: encoded source lines, tokenized target lines, counts."""
+
+    source: list[str]
+    target: list[str]
+    report: AnnotationReport
+    dropped_empty: int = 0
+
+
+def annotate_pairs(annotator: Annotator, pairs: Iterable[tuple[str, str]], encoding: str,
+                   tgt_lang: str, confidence_buckets: int = 0) -> AnnotatedPairs:
+    """Encode each source with its MWE annotation and tokenize each target like the source.
+
+    A pair with a side that has no token is dropped (and counted), so both sides stay aligned.
+    """
+    out = AnnotatedPairs([], [], AnnotationReport())
+    for src, tgt in pairs:
+        sent = annotator.annotate_text(src)
+        tgt_tokens = tgt.split() if annotator.pretokenized else tokenize(tgt, tgt_lang)
+        if not sent.tokens or not tgt_tokens:
+            out.dropped_empty += 1
+            continue
+        line, skipped = encode_sentence(sent, encoding, confidence_buckets)
+        out.report.add(sent, skipped)
+        out.source.append(line)
+        out.target.append(" ".join(tgt_tokens))
+    return out
+
+
 def annotate_cupt(annotator: Annotator, sentences: Iterable, *, relemmatize: bool = False) -> Iterator[tuple]:
     """(sentence, `AnnotatedSentence`) for each `CuptSentence`, annotated on its own words.
 
     The LEMMA column is used (the form where it is ``_``) unless ``relemmatize``, in which case the
-    annotator's lemmatiser reads the forms; UPOS is passed on when every word has one, and the
+    annotator's lemmatizer reads the forms; UPOS is passed on when every word has one, and the
     HEAD column (for the syntax filter) when every word has one.
     """
     for cs in sentences:

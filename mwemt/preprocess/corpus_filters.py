@@ -217,7 +217,7 @@ def estimate_for_gaps(lexicon, corpus: str | Path, max_gaps: Sequence[int], *, l
     models = {}
     for g in max_gaps:
         entries = {}
-        for norm, entry in lexicon.normalised.items():
+        for norm, entry in lexicon.normalized.items():
             f = counts[g].get(entry.key, [0, 0])
             e_fixed, e_gapped = expected_counts(norm, freq, n_tokens, n_sents, g)
             entries[entry.key] = CorpusStats(f[0], f[1], e_fixed, e_gapped)

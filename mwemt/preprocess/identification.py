@@ -1,8 +1,8 @@
 """Which identification filters an annotator uses: one options object, one function.
 
-Every place that builds an `Annotator` for a lexicon (``mwemt annotate``, ``mwemt train``,
-``mwemt translate``) passes an `IdentificationOptions` to `filters_for`, so the rule is the same
-everywhere:
+`mwemt.preprocess.annotate.build_annotator`, the one place that makes an `Annotator`, passes the
+`IdentificationOptions` of its `AnnotatorConfig` to `filters_for`, so ``mwemt annotate``, the
+experiment stages, ``mwemt translate`` and the test-set builders follow the same rule:
 
 - ``filters: auto`` (the default): a saved filter model next to the lexicon
   (``LEXICON-STEM.filters.json``, see `sibling_filters_path`) if there is one; else, for a
@@ -43,16 +43,6 @@ class IdentificationOptions:
         if self.max_gap is not None and self.max_gap < 0:
             raise MwemtError("max_gap must be 0 or more")
 
-    @classmethod
-    def from_mapping(cls, d: dict) -> IdentificationOptions:
-        """From a config section's keys ``filters``, ``filters_off``, ``max_gap``, ``raw_corpus``,
-        ``filters_context``."""
-        off = d.get("filters_off") or ()
-        if isinstance(off, str):
-            off = tuple(x for x in off.replace(",", " ").split() if x)
-        return cls(str(d.get("filters") or "auto"), tuple(off), d.get("max_gap"), d.get("raw_corpus"),
-                   bool(d.get("filters_context", False)))
-
 
 def sibling_filters_path(lexicon_path: str | Path) -> Path:
     """Where a lexicon's saved filter model lives: ``en.lex.tsv`` -> ``en.lex.filters.json``."""
@@ -60,33 +50,52 @@ def sibling_filters_path(lexicon_path: str | Path) -> Path:
     return p.with_suffix(".filters.json") if p.suffix else p.with_name(p.name + ".filters.json")
 
 
-def identification_inputs(lexicon_path: str | Path, options: IdentificationOptions) -> dict[str, str]:
-    """sha256 of every file the filters of ``lexicon_path`` would come from (for cache keys)."""
-    from mwemt.fileio import sha256_file
-
-    files = {"lexicon": Path(lexicon_path)}
+def filter_source_files(lexicon_path: str | Path | None, options: IdentificationOptions) -> dict[str, Path]:
+    """Every file besides the lexicon that the filters of ``lexicon_path`` would come from: a saved
+    model (``filters``) and a raw corpus (``raw_corpus``). Cache keys hash them with the lexicon."""
+    files = {}
     if options.filters not in FILTER_SOURCES:
         files["filters"] = Path(options.filters)
-    elif options.filters == "auto" and sibling_filters_path(lexicon_path).is_file():
+    elif options.filters == "auto" and lexicon_path is not None and sibling_filters_path(lexicon_path).is_file():
         files["filters"] = sibling_filters_path(lexicon_path)
-    if options.raw_corpus:
+    if options.raw_corpus and options.filters == "auto":
         files["raw_corpus"] = Path(options.raw_corpus)
+    return {k: p for k, p in files.items() if p.is_file()}
+
+
+def identification_inputs(lexicon_path: str | Path | None, options: IdentificationOptions) -> dict[str, str]:
+    """sha256 of the lexicon and of every file its filters would come from (for cache keys)."""
+    from mwemt.fileio import sha256_file
+
+    files = {"lexicon": Path(lexicon_path)} if lexicon_path is not None else {}
+    files.update(filter_source_files(lexicon_path, options))
     return {k: sha256_file(p) for k, p in files.items() if p.is_file()}
+
+
+def resolved_max_gap(max_gap: int | None, model) -> int:
+    """The look-up's gap: ``max_gap`` if set, else the one ``model`` was tuned with, else 0."""
+    if max_gap is not None:
+        return max_gap
+    return int(getattr(getattr(model, "thresholds", None), "max_gap", 0) or 0)
 
 
 _MEMO: dict = {}
 
 
-def filters_for(lexicon_path: str | Path, fmt: str, options: IdentificationOptions, *, lexicon=None,
+def filters_for(lexicon_path: str | Path | None, fmt: str | None, options: IdentificationOptions, *, lexicon=None,
                 lang: str = "en", lemmatizer: str = "simplemma", log=None):
     """The filter model for ``lexicon_path`` (None: plain look-up) and the look-up's max_gap.
+
+    ``lexicon_path`` None (entries given in memory, or several lexicon files): only a saved model
+    (``filters: PATH``) or raw-corpus estimates apply.
 
     ``lexicon`` (the compiled `Lexicon`) and ``lang``/``lemmatizer`` are needed only for raw-corpus
     estimates; ``log`` (default stderr) hears what was chosen and how long learning took. Results
     are remembered in the process by the content of their inputs, so the training pipeline that
     annotates and then writes the model directory learns once.
     """
-    key = (fmt, options, lang, lemmatizer, tuple(sorted(identification_inputs(lexicon_path, options).items())))
+    key = (fmt, options, lang, lemmatizer, tuple(sorted(identification_inputs(lexicon_path, options).items())),
+           lexicon.fingerprint() if lexicon is not None and lexicon_path is None else None)
     if key not in _MEMO:
         _MEMO[key] = _filters_for(lexicon_path, fmt, options, lexicon, lang, lemmatizer, log)
     return _MEMO[key]
@@ -101,10 +110,10 @@ def _filters_for(lexicon_path, fmt, options, lexicon, lang, lemmatizer, log):
         pass
     elif options.filters != "auto":
         model = load_filter_model(options.filters)
-    elif sibling_filters_path(lexicon_path).is_file():
+    elif lexicon_path is not None and sibling_filters_path(lexicon_path).is_file():
         model = load_filter_model(sibling_filters_path(lexicon_path))
         say(f"identification filters: {model.thresholds.describe()} (from {sibling_filters_path(lexicon_path)})")
-    elif fmt == "cupt":
+    elif fmt == "cupt" and lexicon_path is not None:
         t0 = time.perf_counter()
         model = learn_filters_from_cupt(lexicon_path, off=_learned_off(options.off), max_gap=options.max_gap,
                                         context=options.context)
@@ -119,7 +128,7 @@ def _filters_for(lexicon_path, fmt, options, lexicon, lang, lemmatizer, log):
         say(f"identification filters estimated from {options.raw_corpus}: {model.thresholds.describe()}")
     if model is not None and options.off:
         model = model.without(options.off)
-    max_gap = options.max_gap if options.max_gap is not None else model.thresholds.max_gap if model else 0
+    max_gap = resolved_max_gap(options.max_gap, model)
     if isinstance(model, FilterModel) and options.max_gap is not None and options.max_gap != model.thresholds.max_gap:
         say(f"note: max_gap {options.max_gap} overrides the {model.thresholds.max_gap} the filters were tuned with")
     return model, max_gap
