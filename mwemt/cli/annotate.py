@@ -48,23 +48,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lang", default="en", help="language code for tokenizer and lemmatizer (default: en)")
     p.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
                    help="lemmatizer backend (default: %(default)s; all offline)")
-    p.add_argument("--max-gap", type=int, default=None,
-                   help="most tokens allowed between two MWE components; 0 = contiguous only (default: the "
-                        "gap the identification filters were tuned with, else 0)")
-    p.add_argument("--filters", default="auto", metavar="auto|none|PATH",
-                   help="identification filters: auto = a saved model next to the lexicon, else learned from a "
-                        ".cupt lexicon, else estimated from --raw-corpus, else none; none; or a saved model "
-                        "(default: %(default)s)")
-    p.add_argument("--no-filter", action="append", default=[], metavar="NAME", choices=IDENTIFICATION_FILTERS,
-                   help="turn one filter off (repeatable): order, gap, inflection, syntax, rate, context (learned); "
-                        "association, variability (raw corpus) (default: all on)")
-    p.add_argument("--context", action="store_true",
-                   help="when learning filters from a .cupt lexicon, also learn the contextual idiomatic/literal "
-                        "classifier (needs mwemt[contextual]; about 100 sentences/s per core, so opt-in) "
-                        "(default: off)")
-    p.add_argument("--raw-corpus", metavar="TEXT",
-                   help="plain text (one sentence per line) to estimate literal readings from, for lexicons "
-                        "without training data (default: none)")
+    add_identification_arguments(p)
     p.add_argument("--confidence-buckets", type=int, default=0, metavar="N",
                    help="with --encoding iob, append each MWE's confidence bucket (0..N-1) to its tags: B2, I2 "
                         "(default: 0 = plain B/I/O)")
@@ -88,6 +72,33 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report", help="write a JSON report: counts, MWEs by length and entry, coverage")
 
 
+def add_identification_arguments(p) -> None:
+    """--max-gap and the identification filter flags, shared by every command that annotates
+    (`mwemt annotate`, `mwemt testset build`); `identification_settings` reads them back."""
+    p.add_argument("--max-gap", type=int, default=None,
+                   help="most tokens allowed between two MWE components; 0 = contiguous only (default: the "
+                        "gap the identification filters were tuned with, else 0)")
+    p.add_argument("--filters", default="auto", metavar="auto|none|PATH",
+                   help="identification filters: auto = a saved model next to the lexicon, else learned from a "
+                        ".cupt lexicon, else estimated from --raw-corpus, else none; none; or a saved model "
+                        "(default: %(default)s)")
+    p.add_argument("--no-filter", action="append", default=[], metavar="NAME", choices=IDENTIFICATION_FILTERS,
+                   help="turn one filter off (repeatable): order, gap, inflection, syntax, rate, context (learned); "
+                        "association, variability (raw corpus) (default: all on)")
+    p.add_argument("--context", action="store_true",
+                   help="when learning filters from a .cupt lexicon, also learn the contextual idiomatic/literal "
+                        "classifier (needs mwemt[contextual]; about 100 sentences/s per core, so opt-in) "
+                        "(default: off)")
+    p.add_argument("--raw-corpus", metavar="TEXT",
+                   help="plain text (one sentence per line) to estimate literal readings from, for lexicons "
+                        "without training data (default: none)")
+
+
+def identification_settings(args: argparse.Namespace) -> dict:
+    """The `AnnotatorConfig` keys of the flags `add_identification_arguments` adds."""
+    return {"max_gap": args.max_gap, "filters": args.filters, "filters_off": tuple(args.no_filter),
+            "filters_context": args.context, "raw_corpus": args.raw_corpus}
+
 def run(args: argparse.Namespace) -> int:
     from mwemt.fileio import atomic_write, count_lines, iter_lines
     from mwemt.preprocess.annotate import (AnnotationReport, AnnotatorConfig, annotate_stream, build_annotator,
@@ -103,9 +114,7 @@ def run(args: argparse.Namespace) -> int:
     lemmatizer = "none" if cupt_in and not args.relemmatize else args.lemmatizer
     annotator = build_annotator(AnnotatorConfig(lang=args.lang, lexicon=(args.lexicon,),
                                                 lexicon_format=args.lexicon_format, lemmatizer=lemmatizer,
-                                                max_gap=args.max_gap, pretokenized=args.pretokenized,
-                                                filters=args.filters, filters_off=tuple(args.no_filter),
-                                                filters_context=args.context, raw_corpus=args.raw_corpus),
+                                                pretokenized=args.pretokenized, **identification_settings(args)),
                                 log=(lambda msg: None) if args.quiet else None)
     lexicon, filters = annotator.lexicon, annotator.filters
     if args.save_filters:
