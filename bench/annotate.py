@@ -86,8 +86,13 @@ def main() -> None:
     if not args.lexicon.exists():
         sys.exit(f"lexicon not found: {args.lexicon} (needs ../shared/data)")
 
-    from mwemt.preprocess.annotate import (AnnotationReport, Annotator, AnnotatorConfig, annotate_stream,
-                                           build_annotator)
+    from mwemt.preprocess.annotate import (
+        AnnotationReport,
+        Annotator,
+        AnnotatorConfig,
+        annotate_stream,
+        build_annotator,
+    )
     from mwemt.preprocess.tokenize import tokenize
 
     sents = load_sentences(args.sentences, args.corpus)

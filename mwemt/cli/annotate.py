@@ -101,8 +101,13 @@ def identification_settings(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from mwemt.fileio import atomic_write, count_lines, iter_lines
-    from mwemt.preprocess.annotate import (AnnotationReport, AnnotatorConfig, annotate_stream, build_annotator,
-                                           describe_filters)
+    from mwemt.preprocess.annotate import (
+        AnnotationReport,
+        AnnotatorConfig,
+        annotate_stream,
+        build_annotator,
+        describe_filters,
+    )
     from mwemt.provenance import manifest, write_json
 
     if args.workers < 1:

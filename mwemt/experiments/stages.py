@@ -389,8 +389,8 @@ def train_stage(ctx) -> dict:
     summary = run_fairseq_train(c.job, i["data"], model_dir, progress=ctx.progress)
     finish_model_dir(model_dir, data_bin=i["data"], src_model=i["src_model"], tgt_model=i["tgt_model"],
                      annotation=c.annotate.annotator(i), encoding=c.annotate.encoding,
-                     confidence_buckets=c.annotate.preprocess.confidence_buckets, subword_iob=c.subword_iob, tgt_lang=c.job.tgt_lang, summary=summary, config=to_plain(c),
-                     seed=c.job.seed)
+                     confidence_buckets=c.annotate.preprocess.confidence_buckets, subword_iob=c.subword_iob,
+                     tgt_lang=c.job.tgt_lang, summary=summary, config=to_plain(c), seed=c.job.seed)
     write_json(ctx.out / "training.json", {k: v for k, v in summary.items() if k != "command"})
     return {"model": "model", "summary": "training.json"}
 

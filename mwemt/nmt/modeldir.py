@@ -15,8 +15,9 @@ Layout::
 
 ``preprocess.json`` keys: ``src_lang``, ``tgt_lang``, ``encoding`` (iob | wws | none), ``factors``,
 ``factor_names``, ``lexicon`` ({file, format, sha256} or null), ``lemmatizer``, ``max_gap``,
-``subword`` ({source, target, iob}); ``filters`` ({file, sha256, signature} or null; absent in
-directories written before identification filters existed).
+``subword`` ({source, target, iob}); ``filters`` ({file, sha256, signature} or null) and
+``confidence_buckets`` (IOB tags with confidence buckets; 0 = none), both absent in directories
+written before identification filters existed; ``max_gap`` is then the gap the filters used.
 """
 
 from __future__ import annotations

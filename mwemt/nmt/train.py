@@ -301,9 +301,8 @@ def finish_model_dir(model_dir: Path, *, data_bin: Path, src_model: Path, tgt_mo
     the source went through, if any): `Translator.load` rebuilds the same annotator from
     preprocess.json (`mwemt.nmt.translate.model_annotator`).
     """
-    from mwemt.preprocess.identification import FILTER_SOURCES, load_filter_model, resolved_max_gap
-
     from mwemt.nmt.modeldir import factor_lang
+    from mwemt.preprocess.identification import FILTER_SOURCES, load_filter_model, resolved_max_gap
 
     src, tgt = annotation.lang, tgt_lang
     factor_names = list(FACTOR_NAMES[encoding])
