@@ -25,7 +25,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.score_speed import cpu_description  # noqa: E402
-from mwemt.cli.demo import SMALL  # noqa: E402
 
 
 def uptime() -> str:

@@ -137,9 +137,10 @@ def test_killed_and_resumed_runs_end_with_the_uninterrupted_results(reference, t
     # 2. the other signals at random points of the remaining work
     for sig in rng.sample([signal.SIGTERM, signal.SIGINT], 2):
         w = Watched(run_dir)
-        target = rng.randint(1, 12)
-        wait_until(lambda: w.finished_stages() >= target or w.proc.poll() is not None, 600, f"stuck; {log}")
-        time.sleep(rng.uniform(0, 0.5))
+        target = rng.randint(0, 2)      # stages finished before the kill, then a random delay
+        wait_until(lambda w=w, target=target: w.finished_stages() >= target or w.proc.poll() is not None, 600,
+                   f"stuck; {log}")
+        time.sleep(rng.uniform(0, 2.0))
         if w.proc.poll() is not None:
             log.append(f"{sig.name}: the run had finished")
             break

@@ -27,9 +27,10 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from mwemt.errors import MwemtError
 from mwemt.process_tree import die_with_parent, holders, kill_group

@@ -26,8 +26,8 @@ from mwemt.errors import MwemtError
 from mwemt.fileio import sha256_file
 from mwemt.nmt import modeldir
 from mwemt.nmt.config import ModelConfig, TrainConfig
-from mwemt.process_tree import guarded_command
 from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig
+from mwemt.process_tree import guarded_command
 from mwemt.provenance import manifest, versions, write_json
 
 log = logging.getLogger(__name__)
