@@ -19,9 +19,10 @@ examples:
   mwemt train --config configs/nmt-tiny.yaml --print-command      # the fairseq-train call (data stages run)
   mwemt translate --model runs/nmt-tiny/model < input.en
 
-Re-running the same command resumes: finished stages are cache hits and fairseq continues from
-checkpoint_last.pt; a finished model with unchanged data and settings is not trained again. One
-command at a time may use a WORKDIR (a lock). The model directory is self-contained: checkpoints,
+Re-running the same command resumes: finished stages are cache hits, an interrupted training starts
+again (to the same weights; fairseq's own resume is not bit-identical), and a finished model with
+unchanged data and settings is not trained again. One command at a time may use a WORKDIR (a lock);
+killing it (even with kill -9) stops fairseq-train too. The model directory is self-contained: checkpoints,
 dictionaries, sentencepiece model(s), lexicon copy, preprocess.json, manifest.json."""
 
 

@@ -256,8 +256,8 @@ def train_system(cfg: ExperimentConfig, system: str, workdir: str | Path, *, pro
                  log: TextIO | None = None) -> Path:
     """Run the pipeline of one system up to its trained model; returns WORKDIR/model, a link to it.
 
-    The same stages, cache, lock and manifest as `run_experiment`: a rerun resumes (training from
-    its last checkpoint), and a finished model with unchanged data and settings is not trained again.
+    The same stages, cache, lock and manifest as `run_experiment`: a rerun resumes (an interrupted
+    training starts again), and a finished model with unchanged data and settings is not trained again.
     """
     workdir = Path(workdir)
     _check_model_link(workdir / MODEL_LINK)

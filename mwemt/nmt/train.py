@@ -4,8 +4,9 @@ This is the training step of the pipeline (`mwemt.experiments.stages.train_stage
 `mwemt run` and `mwemt train`): the stage runner caches it and hands it its data; here we only run
 fairseq and package the result. Training is stock ``fairseq-train`` (run as
 ``python -m fairseq_cli.train`` with our ``--user-dir``), so its data-parallel, multi-GPU and
-multi-node modes work unchanged; it resumes from ``checkpoint_last.pt`` when the stage directory
-holds one. We stream fairseq's JSON log into one line per validation (loss, perplexity, BLEU) and a
+multi-node modes work unchanged; it resumes from ``checkpoint_last.pt`` when the directory holds one
+(the experiment runner never lets it: it gives an interrupted train stage an empty directory, as
+fairseq's resume is not bit-identical). fairseq-train is started so that it dies with this process. We stream fairseq's JSON log into one line per validation (loss, perplexity, BLEU) and a
 tqdm bar.
 """
 
