@@ -192,3 +192,43 @@ def test_a_killed_stage_is_redone_from_an_empty_directory(tmp_path):
     assert "slow         sys              running" in out.stderr
     b = next(run.glob("stages/slow/sys/*/b.txt"))
     assert b.read_text() == "started clean"
+
+
+def slow_upper(ctx):
+    """`upper`, slowly, counting its calls in a file outside the stage directory."""
+    with open(ctx.params["calls"], "a", encoding="utf-8") as fh:
+        fh.write(f"{ctx.system}\n")
+    time.sleep(0.5)
+    return upper(ctx)
+
+
+def test_parallel_systems_run_a_shared_stage_once(tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("by and large", encoding="utf-8")
+    calls = tmp_path / "calls.txt"
+    with Runner(tmp_path / "run", log=open(os.devnull, "w"), jobs=2) as r:
+        a, b = r.parallel([lambda s=s: r.stage("upper", s, slow_upper, inputs={"text": src},
+                                                params={"calls": str(calls)}) for s in ("one", "two")])
+    assert a.directory == b.directory and len(calls.read_text().splitlines()) == 1
+    assert sorted(rec.status for rec in r.records) == ["ran", "shared"]
+
+
+def fails_fast(ctx):
+    raise MwemtError(f"{ctx.system}: bad input")
+
+
+def sleeps(ctx):
+    (ctx.out / "started").write_text("1")
+    time.sleep(60)
+
+
+def test_a_failing_stage_stops_the_other_running_stages(tmp_path):
+    t0 = time.monotonic()
+    with pytest.raises(MwemtError, match="first: bad input"), \
+            Runner(tmp_path / "run", log=open(os.devnull, "w"), jobs=2) as r:
+        r.parallel([lambda: r.stage("slow", "second", sleeps),
+                    lambda: (time.sleep(1), r.stage("fail", "first", fails_fast))])
+    assert time.monotonic() - t0 < 30
+    assert list((tmp_path / "run").glob("stages/slow/second/*/started"))
+    assert not list((tmp_path / "run").glob("stages/*/*/*/DONE"))
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "failed"
