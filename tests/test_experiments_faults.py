@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import requires_nmt
-from tests.test_experiments_processes import ENV, ROOT, session_processes, wait_until
+from tests.test_experiments_processes import ENV, ROOT, processes_of, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.nmt, requires_nmt]
 
@@ -118,9 +118,8 @@ def test_killed_and_resumed_runs_end_with_the_uninterrupted_results(reference, t
     run_dir = tmp_path / "faulty"
     log = [f"MWEMT_FAULT_SEED={seed}"]
 
-    def check_no_leftovers(w: Watched) -> None:
-        wait_until(lambda: not session_processes(w.proc.pid), 15,
-                   f"processes outlived the run: {session_processes(w.proc.pid)}; {log}")
+    def check_no_leftovers() -> None:
+        wait_until(lambda: not processes_of(run_dir), 15, f"processes outlived the run: {processes_of(run_dir)}; {log}")
 
     # 1. SIGKILL in the middle of a training: after its first epoch's checkpoint, before its DONE
     w = Watched(run_dir)
@@ -132,7 +131,7 @@ def test_killed_and_resumed_runs_end_with_the_uninterrupted_results(reference, t
     assert killed, "the training finished before the kill"
     assert w.stop(signal.SIGKILL) == -signal.SIGKILL
     log.append(f"SIGKILL during the training of {killed}")
-    check_no_leftovers(w)
+    check_no_leftovers()
 
     # 2. the other signals at random points of the remaining work
     for sig in rng.sample([signal.SIGTERM, signal.SIGINT], 2):
@@ -148,7 +147,7 @@ def test_killed_and_resumed_runs_end_with_the_uninterrupted_results(reference, t
         log.append(f"{sig.name} after {w.finished_stages()} stage(s): exit {code}")
         if sig == signal.SIGINT:
             assert code == 130, log
-        check_no_leftovers(w)
+        check_no_leftovers()
 
     out = run(run_dir, jobs=2)
     assert outcome(run_dir) == outcome(reference), log

@@ -48,18 +48,22 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def session_processes(sid: int) -> list[int]:
-    """Live processes (not zombies) of a session."""
+def processes_of(run: Path) -> list[int]:
+    """Live processes (not zombies) whose command line names the run directory, or that hold one of
+    its files open: the command, its stage workers (forks of it), fairseq and its data loader."""
     found = []
+    needle = str(run).encode()
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            hit = needle in (entry / "cmdline").read_bytes() or any(
+                os.readlink(fd).startswith(str(run)) for fd in (entry / "fd").iterdir())
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z" and int(fields[3]) == sid:
+        if hit:
             found.append(int(entry.name))
     return found
 
@@ -87,7 +91,7 @@ def test_kill_9_of_the_run_takes_its_stage_workers_and_their_children_along(tmp_
     assert len(holders(lock)) >= 2, "the worker and its child hold the stage lock"
     proc.kill()
     proc.wait()
-    wait_until(lambda: not session_processes(proc.pid), 10, "a worker or its child outlived the killed run")
+    wait_until(lambda: not processes_of(run), 10, "a worker or its child outlived the killed run")
     assert not holders(lock)
 
 
@@ -109,7 +113,7 @@ def test_a_new_run_refuses_a_stage_directory_a_stray_process_still_uses(tmp_path
         assert not list(run.glob("stages/child/sys/*/DONE"))
     finally:
         os.kill(stray, signal.SIGKILL)
-    wait_until(lambda: not session_processes(proc.pid), 10, "the stray did not die")
+    wait_until(lambda: not processes_of(run), 10, "the stray did not die")
     done = subprocess.run([sys.executable, str(script), str(run), "quick"], env=ENV, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

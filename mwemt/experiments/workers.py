@@ -5,8 +5,12 @@ core under the GIL; a stage in a worker process of its own runs truly in paralle
 with the torch threads of its share of the cores. The workers are forked when the run starts
 (before any thread exists), so each imports torch and fairseq once, not once per stage.
 
-Why they cannot outlive the run: each worker leads a process group of its own (a Ctrl-C on the
-terminal reaches only `mwemt`, which decides) and asks the kernel to kill it when `mwemt` dies
+Each worker is a session of its own: a Ctrl-C on the terminal reaches only `mwemt`, which decides,
+and a worker with everything it starts is one process group, killed whole. It also makes each job a
+scheduling entity of its own: Linux shares the CPU fairly between sessions (autogroup), so with one
+session a run would get one share of a busy machine however many jobs it ran.
+
+Why they cannot outlive the run: each worker asks the kernel to kill it when `mwemt` dies
 (`mwemt.process_tree.die_with_parent`), and `fairseq-train` does the same towards its worker. A stage
 holds ``stages/STAGE/SYSTEM/KEY.lock`` while it runs, and its worker passes that lock on as the
 standard input of every process it starts (fairseq-train, fairseq's data loader, torchrun's
@@ -137,7 +141,7 @@ def _portable(exc: BaseException) -> BaseException:
 
 def _serve(conn, cache, parent: int, others: list) -> None:
     """A worker's loop: run the stages it is sent, reply ``(True, DONE record)`` or ``(False, error)``."""
-    os.setpgid(0, 0)
+    os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent decides what an interrupt stops
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     die_with_parent(parent)
@@ -178,8 +182,6 @@ class StageWorkers:
                 proc = ctx.Process(target=_serve, args=(theirs, cache, os.getpid(), [*self.conns, mine]),
                                    name=f"mwemt-stage-worker-{i}", daemon=True)
                 proc.start()
-                with contextlib.suppress(OSError):
-                    os.setpgid(proc.pid, proc.pid)   # also here: no race with the child's own call
                 theirs.close()
                 self.procs.append(proc)
                 self.conns.append(mine)
