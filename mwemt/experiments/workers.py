@@ -120,7 +120,11 @@ def execute(task: StageTask, cache) -> dict:
         with _redirected(fd, directory / STAGE_LOG):
             _set_threads(task.threads)
             t0 = time.monotonic()
-            outputs = task.fn(task.ctx)
+            try:
+                outputs = task.fn(task.ctx)
+            except BaseException:
+                traceback.print_exc()       # into stage.log; the error itself goes to the parent
+                raise
             record = {**task.record, "elapsed_seconds": round(time.monotonic() - t0, 3),
                       "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
             return cache.finish(directory, record, outputs or {}).record
@@ -158,8 +162,6 @@ def _serve(conn, cache, parent: int, others: list) -> None:
         try:
             reply = (True, execute(task, cache))
         except BaseException as exc:  # noqa: BLE001 - the parent raises it
-            if not isinstance(exc, MwemtError):
-                exc = RuntimeError(f"{type(exc).__name__}: {exc}\n" + "".join(traceback.format_exception(exc)).rstrip())
             reply = (False, _portable(exc))
         conn.send(reply)
 
