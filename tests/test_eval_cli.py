@@ -153,3 +153,30 @@ def test_meta_eval_compare_one_pair(ev, tmp_path, capsys):
     assert main(["meta-eval", "--human", str(ev / "human.tsv"), "--metric", str(ev / "metric.tsv"),
                  "--compare", "metric,nope"]) == 2
     assert "--compare names nope" in capsys.readouterr().err
+
+
+def test_score_writes_the_given_segment_ids(ev, tmp_path, capsys):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("s10\ns11\ns12\ns13\n", encoding="utf-8")
+    seg = tmp_path / "seg"
+    assert main(["score", "--hyp", f"A={ev / 'hyp_a.it'}", "--ref", str(ev / "ref.it"), "--ids", str(ids),
+                 "--metrics", "chrf", "--sentence-scores", str(seg)]) == 0
+    rows = (seg / "chrf.seg.tsv").read_text().splitlines()
+    assert [r.split("\t")[1] for r in rows] == ["seg_id", "s10", "s11", "s12", "s13"]
+    assert "line numbers" not in capsys.readouterr().err
+    # without ids: line numbers, and a note that says so
+    assert main(["score", "--hyp", f"A={ev / 'hyp_a.it'}", "--ref", str(ev / "ref.it"), "--metrics", "chrf",
+                 "--sentence-scores", str(seg)]) == 0
+    err = capsys.readouterr().err
+    assert "segment ids in" in err and "are line numbers 1..4" in err
+    for text, message in (("s10\ns11\ns10\ns13\n", "ids.txt:3: duplicate segment id 's10' (also line 1)"),
+                          ("s10\ns11\n", "ids.txt: 2 segment ids for 4 sentences"),
+                          ("s10\n\ns12\ns13\n", "ids.txt:2: segment id ''")):
+        ids.write_text(text, encoding="utf-8")
+        assert main(["score", "--hyp", str(ev / "hyp_a.it"), "--ref", str(ev / "ref.it"), "--ids", str(ids)]) == 2
+        assert message in capsys.readouterr().err
+    # ids that contradict the test set's
+    ids.write_text("1\n2\n9\n4\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(ev / "hyp_a.it"), "--testset", str(ev / "testset.jsonl"), "--ids", str(ids),
+                 "--metrics", "chrf"]) == 2
+    assert "ids.txt:3: segment id '9', but sentence 3 of the test set has id '3'" in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 
 from mwemt.errors import MwemtError
@@ -25,7 +26,9 @@ examples:
   mwemt score --hyp base=base.en --hyp comp=comp.en --ref ref.en --metrics bleu,tesla,tesla-comp \\
       --compositionality comp.tsv --paired-bs --json -o scores.json
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align sys.align \\
-      --sentence-scores seg/      # writes seg/mwe.seg.tsv: system, seg_id, score (input of meta-eval)"""
+      --sentence-scores seg/      # writes seg/mwe.seg.tsv: system, seg_id, score (input of meta-eval)
+  mwemt score --hyp A=wmt/hyp/A.txt --ref wmt/reference.txt --ids wmt/ids.txt --metrics chrf \\
+      --sentence-scores wmt/seg/  # the ids of the MQM file (meta-eval extract), so meta-eval joins them"""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -59,6 +62,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=DEFAULT_SEED,
                    help="bootstrap seed (default: %(default)s, as sacrebleu)")
     p.add_argument("--json", action="store_true", help="write JSON (scores, signatures, provenance)")
+    p.add_argument("--ids", metavar="PATH",
+                   help="segment ids, one per line (e.g. ids.txt of 'meta-eval extract'), written with "
+                        "--sentence-scores (default: the test set's ids, else line numbers 1..N)")
     p.add_argument("--sentence-scores", metavar="DIR",
                    help="also write DIR/<metric>.seg.tsv with system<TAB>seg_id<TAB>score lines "
                         "(and add sentence scores to --json output)")
@@ -150,9 +156,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.verbose:
         logging.getLogger("sacrebleu").setLevel(logging.WARNING)
     inputs = load_score_inputs(_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=args.align,
-                               lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang)
+                               lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang,
+                               ids=args.ids)
     result = _score(args, inputs, metrics)
     if args.sentence_scores:
         _write_sentence_scores(result, args.sentence_scores)
+        if inputs.ids_from == "line numbers":
+            print(f"mwemt score: note: segment ids in {args.sentence_scores} are line numbers 1..{inputs.n_sentences}; "
+                  "give --ids (or --testset) for the ids of human judgments", file=sys.stderr)
     _write_output(args, result, inputs)
     return 0
