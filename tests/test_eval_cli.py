@@ -180,3 +180,23 @@ def test_score_writes_the_given_segment_ids(ev, tmp_path, capsys):
     assert main(["score", "--hyp", str(ev / "hyp_a.it"), "--testset", str(ev / "testset.jsonl"), "--ids", str(ids),
                  "--metrics", "chrf"]) == 2
     assert "ids.txt:3: segment id '9', but sentence 3 of the test set has id '3'" in capsys.readouterr().err
+
+
+def test_tesla_comp_says_what_it_did(ev, tmp_path, capsys):
+    # one MWE with a prediction, one listed without (NA): both are found in the references and counted
+    comp = tmp_path / "comp.tsv"
+    rows = (ev / "comp.it.tsv").read_text(encoding="utf-8").splitlines()
+    body = [r for r in rows if r.strip() and not r.startswith("mwe")]
+    comp.write_text("mwe\tcompositionality\n" + body[0] + "\n" + body[1].split("\t")[0] + "\tNA\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(ev / "hyp_a.it"), "--hyp", str(ev / "hyp_b.it"), "--ref", str(ev / "ref.it"),
+                 "--metrics", "tesla-comp", "--compositionality", str(comp), "--lang", "it",
+                 "--tesla-default", "0.25"]) == 0
+    out = capsys.readouterr().out
+    assert "tesla-comp: reference MWEs per system" in out
+    assert "unmatched: predicted  default 0.25" in out
+    # hypothesis b lacks both reference MWEs: one weighted by its prediction, one by the default
+    assert "hyp_b.it         2       0                     1             1" in out
+    assert "comp-default:0.25" in out
+    assert main(["score", "--hyp", str(ev / "hyp_a.it"), "--ref", str(ev / "ref.it"), "--metrics", "tesla-comp",
+                 "--compositionality", str(comp), "--lang", "it", "--tesla-default", "2"]) == 2
+    assert "expected a weight in [0, 1] or 'median'" in capsys.readouterr().err

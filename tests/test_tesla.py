@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from mwemt.errors import InputError, MwemtError
 from mwemt.evaluate.similarity import english_wordnet
-from mwemt.evaluate.tesla import Tesla
+from mwemt.evaluate.tesla import CompositionalityTable, Tesla
 from mwemt.formats import read_compositionality
 from mwemt.preprocess.lexicon import load_lexicon
 
@@ -215,3 +215,25 @@ def test_scores_are_bounded_and_ordered_by_variant(hyp, ref):
     # compositionality only ever scales links down, and tesla-01 scales them to zero
     assert zero <= comp + 1e-9 <= plain + 2e-9
     assert _metric("tesla-comp").sentence_score(ref, ref) == pytest.approx(100.0)
+
+
+def test_na_entries_are_mwes_without_a_prediction(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_text("mwe\tcompositionality\tnote\nivory tower\t0.1\nsnail mail\tNA\tnot in the vectors\n"
+                    "traffic light\t0.3\nbus\t0.9\n", encoding="utf-8")
+    assert read_compositionality(path) == {"ivory tower": 0.1, "traffic light": 0.3, "bus": 0.9}
+    assert read_compositionality(path, keep_missing=True)["snail mail"] is None
+    table = CompositionalityTable.from_file(path)
+    assert table.unscored == {"snail mail"} and table.median() == pytest.approx(0.3)
+    # the NA entry is still an MWE of the lexicon: found, unmatched, weighted by the default (here the
+    # median of the predictions, 0.3) and counted; the single word "bus" is reported as ignored
+    metric = Tesla("tesla-comp", lang="en", compositionality=table, default_compositionality="median")
+    got = metric.corpus_score(["They sent a letter by post", "They live in an ivory tower"],
+                              ["They sent it by snail mail", "They live in an ivory tower"])
+    assert got.extra["ref_mwes"] == 2 and got.extra["ref_mwes_matched"] == 1
+    assert got.extra["unmatched_without_compositionality"] == 1 and got.extra["unmatched_with_compositionality"] == 0
+    assert got.extra["default_compositionality"] == pytest.approx(0.3)
+    assert got.extra["table_single_words_ignored"] == 1
+    assert got.signature.get("comp-default") == "median=0.3"
+    with pytest.raises(MwemtError, match="'median'"):
+        Tesla("tesla-comp", lang="en", compositionality=table, default_compositionality="mean")

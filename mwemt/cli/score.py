@@ -56,6 +56,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compositionality", help="TESLA: mwe<TAB>score TSV of target-language MWE compositionality")
     p.add_argument("--tesla-lexicon", help="TESLA: target-language MWE lexicon (any `mwemt annotate` format; "
                                            "the target side of bilingual ones)")
+    p.add_argument("--tesla-default", metavar="WEIGHT|median",
+                   help="tesla-comp: weight of reference MWEs without a prediction, in [0, 1] or 'median' of the "
+                        "predictions (default: see docs/tesla.md)")
     p.add_argument("--no-wordnet", action="store_true", help="TESLA: do not use WordNet even for English")
     p.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling against the first system")
     p.add_argument("--bs-samples", type=int, default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")
@@ -108,7 +111,19 @@ def _metric_options(args: argparse.Namespace):
 
     return MetricOptions(lang=args.lang, lowercase=args.lowercase, mwe_case_sensitive=args.mwe_case_sensitive,
                          mwe_average=args.mwe_average, mwe_pretokenized=args.hyp_tokenized,
-                         tesla_wordnet=not args.no_wordnet)
+                         tesla_wordnet=not args.no_wordnet, tesla_default=_tesla_default(args.tesla_default))
+
+
+def _tesla_default(value: str | None) -> float | str | None:
+    if value is None or value == "median":
+        return value
+    try:
+        weight = float(value)
+    except ValueError:
+        raise MwemtError(f"--tesla-default {value!r}: expected a weight in [0, 1] or 'median'") from None
+    if not 0.0 <= weight <= 1.0:
+        raise MwemtError(f"--tesla-default {value}: expected a weight in [0, 1] or 'median'")
+    return weight
 
 
 def _score(args: argparse.Namespace, inputs, metrics: list[str]):

@@ -46,11 +46,39 @@ def format_score_table(run: ScoreRun, width: int = 1) -> str:
         lines.append(f"Paired bootstrap: {run.bootstrap['resamples']} resamples, seed {run.bootstrap['seed']}, "
                      f"baseline {run.bootstrap['baseline']!r}; cells are score (bootstrap mean ± 95% CI), "
                      "p against the baseline, * p < 0.05.")
+    coverage = [line for r in run.metrics for line in mwe_coverage_lines(run, r)]
+    lines += coverage + ([""] if coverage else [])
     for r in run.metrics:
         lines.append(f"{r.scores[0].name} signature: {r.signature}")
         if r.sentence_signature:
             lines.append(f"{r.scores[0].name} sentence-level signature: {r.sentence_signature}")
     return "\n".join(lines) + "\n"
+
+
+def mwe_coverage_lines(run: ScoreRun, result: MetricResults) -> list[str]:
+    """What a TESLA MWE variant did per system: reference MWEs found, matched in the hypothesis,
+    and how the unmatched ones were weighted (by a prediction or by the default). Nothing else."""
+    extras = [s.extra for s in result.scores]
+    if not extras or "ref_mwes" not in extras[0]:
+        return []
+    name = result.scores[0].name
+    comp = "unmatched_without_compositionality" in extras[0]
+    if comp:
+        default = extras[0].get("default_compositionality")
+        header = ["System", "ref MWEs", "in hyp", "unmatched: predicted", f"default {default:g}"]
+        rows = [[sys_, str(e["ref_mwes"]), str(e["ref_mwes_matched"]), str(e["unmatched_with_compositionality"]),
+                 str(e["unmatched_without_compositionality"])] for sys_, e in zip(run.systems, extras)]
+        note = (f"{name}: reference MWEs the hypothesis lacks weigh their predicted compositionality, or the default "
+                f"{default:g} without a prediction.")
+    else:
+        header = ["System", "ref MWEs", "in hyp", "unmatched (weight 0)"]
+        rows = [[sys_, str(e["ref_mwes"]), str(e["ref_mwes_matched"]), str(e["ref_mwes_unmatched"])]
+                for sys_, e in zip(run.systems, extras)]
+        note = f"{name}: reference MWEs the hypothesis lacks earn nothing."
+    ignored = extras[0].get("table_single_words_ignored")
+    if ignored:
+        note += f" {ignored} single-word entries of the compositionality table are not MWEs and were ignored."
+    return ["", f"{name}: reference MWEs per system", *_table(header, rows), note]
 
 
 def score_run_dict(run: ScoreRun) -> dict:
