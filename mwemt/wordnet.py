@@ -75,6 +75,18 @@ def available() -> bool:
         return False
 
 
+def multiword_lemmas() -> list[str]:
+    """WordNet 3.0's multiword lemmas, lowercased, words joined by spaces ("ivory tower", "take care"):
+    an English MWE list that needs nothing beyond Debian's WordNet. Empty when WordNet is missing."""
+    if not available():
+        install()
+        if not available():
+            return []
+    from nltk.corpus import wordnet as wn
+
+    return sorted({name.replace("_", " ").lower() for name in wn.all_lemma_names() if "_" in name.strip("_")})
+
+
 if __name__ == "__main__":
     where = install()
     if where is None:

@@ -99,3 +99,54 @@ def test_word2vec_is_reproducible_across_processes(tmp_path, corpus_and_lexicon)
     a, b = np.load(tmp_path / "v0" / "w2v.npy"), np.load(tmp_path / "v1" / "w2v.npy")
     assert a.shape == b.shape and np.array_equal(a, b)
     assert (tmp_path / "v0" / "w2v.tokens.txt").read_text() == (tmp_path / "v1" / "w2v.tokens.txt").read_text()
+
+
+def test_weights_from_references_to_tesla_comp(tmp_path, corpus_and_lexicon, capsys, monkeypatch):
+    corpus, lex = corpus_and_lexicon
+    vec = tmp_path / "vec"
+    assert main(["compositionality", "vectors", "--corpus", f"{corpus}::1", "--lexicon", str(lex),
+                 "--out", str(vec), *SMALL]) == 0
+    ref = tmp_path / "ref.en"
+    ref.write_text("We ate apple pie today .\nShe lives in an ivory tower .\nApple pies are sweet .\n"
+                   "Once in a blue moon .\nNothing here .\n", encoding="utf-8")
+    out = tmp_path / "w.tsv"
+    capsys.readouterr()
+    assert main(["compositionality", "weights", "--ref", str(ref), "--lexicon", str(lex), "--vectors", str(vec),
+                 "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    # apple pie twice, ivory tower and blue moon once; blue moon never occurs in the corpus: NA, not dropped
+    assert "5 reference lines: 4 occurrences of 3 distinct MWEs (lex.txt, 3 entries) in 4 lines" in err
+    assert "predicted 2 of 3 MWEs (67%), 3 of 4 occurrences (75%)" in err
+    assert "NA: blue moon (1x): MWE token 'blue_moon' not in ppmi" in err
+    header, *rows = out.read_text().splitlines()
+    assert header == "mwe\tcompositionality\treference_occurrences\tnote"
+    cells = {r.split("\t")[0]: r.split("\t")[1:] for r in rows}
+    assert cells["apple pie"][1] == "2" and cells["blue moon"][0] == "NA"
+    assert float(cells["apple pie"][0]) > float(cells["ivory tower"][0])
+    man = json.loads((tmp_path / "w.tsv.manifest.json").read_text())
+    assert man["counts"]["predicted"] == 2 and man["not_predicted"][0]["mwe"] == "blue moon"
+    # tesla-comp reads the file: blue moon is found and weighted by the default, and said so
+    hyp = tmp_path / "hyp.en"
+    hyp.write_text("We ate cake today .\nShe lives in a white tower .\nApple pies are sweet .\n"
+                   "Once in a while .\nNothing here .\n", encoding="utf-8")
+    assert main(["score", "--hyp", f"H={hyp}", "--ref", str(ref), "--metrics", "tesla-comp",
+                 "--compositionality", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "H              4       1                     2            1" in table
+    # without --vectors and nothing cached: a clear error
+    monkeypatch.delenv("MWEMT_VECTORS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["compositionality", "weights", "--ref", str(ref), "--lexicon", str(lex), "-o", str(out)]) == 2
+    assert "no vectors: give --vectors DIR" in capsys.readouterr().err
+    monkeypatch.setenv("MWEMT_VECTORS", str(vec))
+    assert main(["compositionality", "weights", "--ref", str(ref), "--lexicon", str(lex), "-o", str(out), "-q"]) == 0
+
+
+def test_wordnet_multiword_lemmas():
+    from mwemt.wordnet import available, install, multiword_lemmas
+
+    if not available() and install() is None:
+        pytest.skip("WordNet is not installed here")
+    lemmas = multiword_lemmas()
+    assert len(lemmas) > 60000 and "ivory tower" in lemmas and "take care" in lemmas
+    assert all(" " in m and m == m.lower() for m in lemmas[:1000])
