@@ -27,8 +27,7 @@ from mwemt.compositionality.vectors import MANIFEST, load_store
 from mwemt.errors import MwemtError
 from mwemt.fileio import atomic_write
 from mwemt.formats import COMPOSITIONALITY_HEADER
-from mwemt.preprocess.annotate import Annotator
-from mwemt.preprocess.lexicon import Lexicon
+from mwemt.preprocess.annotate import Annotator, AnnotatorConfig, build_annotator
 from mwemt.records import LexiconEntry
 
 VECTORS_ENV = "MWEMT_VECTORS"  # a vectors directory to use when none is given
@@ -50,10 +49,30 @@ class ReferenceMwes:
         return sum(self.counts.values())
 
 
-def find_reference_mwes(lines: Iterable[str], lexicon: Lexicon, *, lang: str = "en",
-                        lemmatizer: str = "simplemma") -> ReferenceMwes:
-    """Annotate each reference line with ``lexicon`` (contiguous matches, as tesla-comp finds them)."""
-    annotator = Annotator(lexicon, lang=lang, lemmatizer=lemmatizer, max_gap=0)
+WORDNET_LEXICON = "wordnet"  # the lexicon name that means WordNet 3.0's multiword lemmas
+
+
+def reference_annotator(lexicon: str | Path = WORDNET_LEXICON, lexicon_format: str = "auto", *, lang: str = "en",
+                        lemmatizer: str = "simplemma") -> Annotator:
+    """The annotator that finds MWEs in references as tesla-comp does (contiguous, lemmatized): with the
+    target side of a lexicon file, or with WordNet 3.0's multiword lemmas (``lexicon="wordnet"``)."""
+    if str(lexicon) != WORDNET_LEXICON:
+        return build_annotator(AnnotatorConfig(lang, (str(lexicon),), lexicon_format, "target", lemmatizer))
+    if lang != "en":
+        raise MwemtError(f"the WordNet lexicon is English; give a {lang!r} MWE lexicon file as lexicon")
+    from mwemt.wordnet import multiword_lemmas
+
+    lemmas = multiword_lemmas()
+    if not lemmas:
+        raise MwemtError("WordNet is not installed here (Debian's wordnet-base); give an MWE lexicon file")
+    annotator = build_annotator(AnnotatorConfig(lang, lemmatizer=lemmatizer), [LexiconEntry(tuple(m.split())) for m in lemmas])
+    assert annotator.lexicon is not None
+    annotator.lexicon.name = "wordnet-3.0-mwes"
+    return annotator
+
+
+def find_reference_mwes(lines: Iterable[str], annotator: Annotator) -> ReferenceMwes:
+    """Annotate each reference line with ``annotator`` (see `reference_annotator`)."""
     found = ReferenceMwes()
     for line in lines:
         found.lines += 1
