@@ -547,10 +547,12 @@ class Coverage:
         if self.missing_systems:
             parts.append(f"systems absent from it: {', '.join(self.missing_systems[:examples])}"
                          + (" ..." if len(self.missing_systems) > examples else ""))
-        missing_segments = sorted({g for _, g in self.missing}, key=natural_key)
+        absent = set(self.missing_systems)  # their rows are missing anyway: ids are shown for the others
+        missing_segments = sorted({g for s, g in self.missing if s not in absent}, key=natural_key)
         if missing_segments:
-            parts.append(f"{len(missing_segments)} judged segment ids without a row, e.g. "
-                         f"{', '.join(missing_segments[:examples])}")
+            parts.append(f"{len(missing_segments)} judged segment ids without a row"
+                         + (" for the systems it has" if absent else "")
+                         + f", e.g. {', '.join(missing_segments[:examples])}")
         if self.extra_segments:
             parts.append(f"it has {len(self.extra_segments)} segment ids the human file does not judge, e.g. "
                          f"{', '.join(self.extra_segments[:examples])}")
