@@ -29,6 +29,7 @@ from mwemt.fileio import atomic_write
 from mwemt.formats import COMPOSITIONALITY_HEADER
 from mwemt.preprocess.annotate import Annotator, AnnotatorConfig, build_annotator
 from mwemt.records import LexiconEntry
+from mwemt.wordnet import multiword_entries
 
 VECTORS_ENV = "MWEMT_VECTORS"  # a vectors directory to use when none is given
 DEFAULT_CACHE = Path("runs") / "compositionality-cache"  # where `compositionality vectors` runs are cached
@@ -60,12 +61,7 @@ def reference_annotator(lexicon: str | Path = WORDNET_LEXICON, lexicon_format: s
         return build_annotator(AnnotatorConfig(lang, (str(lexicon),), lexicon_format, "target", lemmatizer))
     if lang != "en":
         raise MwemtError(f"the WordNet lexicon is English; give a {lang!r} MWE lexicon file as lexicon")
-    from mwemt.wordnet import multiword_lemmas
-
-    lemmas = multiword_lemmas()
-    if not lemmas:
-        raise MwemtError("WordNet is not installed here (Debian's wordnet-base); give an MWE lexicon file")
-    annotator = build_annotator(AnnotatorConfig(lang, lemmatizer=lemmatizer), [LexiconEntry(tuple(m.split())) for m in lemmas])
+    annotator = build_annotator(AnnotatorConfig(lang, lemmatizer=lemmatizer), multiword_entries())
     assert annotator.lexicon is not None
     annotator.lexicon.name = "wordnet-3.0-mwes"
     return annotator
