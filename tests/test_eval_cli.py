@@ -150,6 +150,11 @@ def test_meta_eval_compare_one_pair(ev, tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "Paired comparisons" in out and "other" not in out
     assert "metric  copy" in out and "+0.000  [+0.000, +0.000]  1.000" in out
+    # the pair comes out as asked, A - B, even when B is the earlier --metric
+    code = main(["meta-eval", "--human", str(ev / "human.tsv"), "--metric", str(ev / "metric.tsv"),
+                 "--metric", str(other), "--compare", "other,metric", "--bootstrap", "20", "--permutations", "20"])
+    rows = [x.split()[:2] for x in capsys.readouterr().out.splitlines()]
+    assert code == 0 and ["other", "metric"] in rows and ["metric", "other"] not in rows
     assert main(["meta-eval", "--human", str(ev / "human.tsv"), "--metric", str(ev / "metric.tsv"),
                  "--compare", "metric,nope"]) == 2
     assert "--compare names nope" in capsys.readouterr().err

@@ -173,8 +173,11 @@ def _meta_eval(args: argparse.Namespace) -> int:
             raise MwemtError(f"{path}: no (system, seg_id) pair in common with {args.human}")
         if focus is None or name in focus:
             grids[name] = grid
+    if focus is not None:  # A - B in the order asked for, whatever the order of --metric
+        grids = {n: grids[n] for n in focus}
     comparison = compare_metrics(grids, n_bootstrap=args.bootstrap, n_permutations=args.permutations,
-                                 seed=args.seed, progress=sys.stderr.isatty())
+                                 seed=args.seed, pairs=[focus] if focus is not None else None,
+                                 progress=sys.stderr.isatty())
     if args.json:
         config = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "output"}
         inputs = {"human": args.human, **{f"metric:{n}": p for n, p in metrics}}
