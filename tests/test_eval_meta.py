@@ -162,6 +162,10 @@ def test_acc_eq_with_tie_calibration_by_hand():
     assert eps == pytest.approx([.39, .02, 0.0])
     res = meta_evaluate(grid, "m", n_bootstrap=0)
     assert res["acc_eq"] == pytest.approx(5 / 6) and res.acc_eq_epsilon == pytest.approx(.39)
+    # a metric tying every pair is right on the human ties only: 1 of 3 pairs in each segment
+    assert res.acc_eq_all_ties == pytest.approx(1 / 3)
+    assert meta_evaluate(_grid([[0, 0, -5], [-1, 0, 0]], [[1, 1, 1], [2, 2, 2]]), "c", n_bootstrap=0)["acc_eq"] \
+        == pytest.approx(1 / 3)
 
 
 def test_acc_eq_on_the_fixture_by_hand(fixtures):

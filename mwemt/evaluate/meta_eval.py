@@ -330,6 +330,17 @@ class AccEq(Statistic):
         return best, eps
 
 
+def acc_eq_all_ties(grid: ScoreGrid) -> float:
+    """acc-eq of a metric that ties every pair (epsilon above every difference): the mean share of
+    human-tied pairs per segment. The floor a calibrated acc-eq is read against: where the humans tie
+    most pairs (one MQM rater, many error-free translations), tie calibration may choose it."""
+    pairs = _pair_mask(grid.valid)
+    n_pairs = pairs.sum(axis=(1, 2)).astype(np.float64)
+    ties = (pairs & (_sign(_differences(grid.human)) == 0)).sum(axis=(1, 2)).astype(np.float64)
+    has = n_pairs > 0
+    return float(np.mean(ties[has] / n_pairs[has])) if has.any() else float("nan")
+
+
 def _system_sums(grid: ScoreGrid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ok = grid.valid
     return np.where(ok, grid.human, 0.0), np.where(ok, grid.metric, 0.0), ok.astype(np.float64)
@@ -439,6 +450,7 @@ class MetaEvalResult:
     human_ties: int
     values: dict[str, float] = field(default_factory=dict)
     acc_eq_epsilon: float = 0.0
+    acc_eq_all_ties: float = float("nan")  # acc-eq of a metric that ties every pair (`acc_eq_all_ties`)
     segments_defined: dict[str, int] = field(default_factory=dict)
     human_items_without_metric: int = 0
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -474,6 +486,7 @@ def meta_evaluate(grid: ScoreGrid, metric_name: str, *, n_bootstrap: int = 1000,
         metric=metric_name, n_segments=int(ok.any(axis=1).sum()), n_items=int(ok.sum()),
         n_systems=int((~np.isnan(h_sys)).sum()), concordant=c, discordant=d, metric_ties=t,
         human_ties=human_tie_count(grid), values=values, acc_eq_epsilon=float(eps[0]),
+        acc_eq_all_ties=acc_eq_all_ties(grid),
         segments_defined={k: int(prepared[k][1].sum()) for k in ("pearson_item", "kendall_item")},
         human_items_without_metric=int((~np.isnan(grid.human) & np.isnan(grid.metric)).sum()))
     if weights is None and n_bootstrap > 0 and len(grid.judged_segments) > 1:

@@ -152,10 +152,19 @@ def format_meta_table(results: Sequence[MetaEvalResult]) -> str:
                      f"{r0.human_ties} pairs tied by the humans are left out of tau, and count in acc-eq.")
         lines.append("Pairs within segments (concordant C / discordant D / tied by the metric T): " + "; ".join(
             f"{r.metric} {r.concordant}/{r.discordant}/{r.metric_ties}" for r in results) + ".")
+        defined = {r.metric: (r.segments_defined.get("pearson_item", 0), r.segments_defined.get("kendall_item", 0))
+                   for r in results}
+        counts = {f"{p} / {k}" for p, k in defined.values()}
+        where = (f"the {counts.pop()} segments" if len(counts) == 1 else
+                 "the segments (" + "; ".join(f"{m} {p} / {k}" for m, (p, k) in defined.items()) + ")")
         lines.append("acc-eq: pairwise accuracy with ties, grouped by segment, at the tie threshold eps (in metric "
-                     "units) that maximizes it; Pearson/item, Kendall/item: per-segment tau-b and r averaged over "
-                     f"the {r0.segments_defined.get('kendall_item', 0)} / "
-                     f"{r0.segments_defined.get('pearson_item', 0)} segments where both sides vary.")
+                     "units) that maximizes it; Pearson/item, Kendall/item: per-segment r and tau-b averaged over "
+                     f"{where} where both sides vary.")
+        floor = r0.acc_eq_all_ties
+        tying = [r.metric for r in results if r.values.get("acc_eq", -1.0) <= floor + 1e-9]
+        lines.append(f"A metric that ties every pair scores acc-eq {floor:.3f} here (the share of human ties)"
+                     + (f"; the calibrated eps ties every pair for {', '.join(tying)}, so acc-eq cannot rank "
+                        "them on these judgments." if tying else "."))
         for r in results:
             if r.human_items_without_metric:
                 lines.append(f"{r.metric}: {r.human_items_without_metric} judged items have no metric score "
