@@ -23,6 +23,7 @@ which is exactly what tesla-comp gives them (checked on the first configuration)
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -42,6 +43,12 @@ STATS = ("tau_wmt13", "acc_eq", "pearson_seg", "kendall_item", "pearson_sys")
 DEFAULTS = (0.0, 0.25, 0.5, 0.75, 1.0, "median")
 SCALINGS = ("none", "minmax", "rank")
 CONSTANTS = (0.0, 0.25, 0.5, 0.75)
+
+
+def _cells(entry: dict) -> list[str]:
+    return [entry["config"], entry["default"],
+            *(f"{e['delta']:+.4f} [{e['ci'][0]:+.4f}, {e['ci'][1]:+.4f}] p={e['p']:.3f}"
+              for e in (entry[k] for k in STATS))]
 
 
 def main(argv=None) -> int:
@@ -71,7 +78,7 @@ def main(argv=None) -> int:
         for default in DEFAULTS:
             configs.append((f"{how}/default {default}", table, default))
     for c in CONSTANTS:
-        configs.append((f"constant {c}", {k: None for k in raw}, c))
+        configs.append((f"constant {c}", {k: c for k in raw}, c))
 
     # which (system, sentence) pairs can differ from tesla: a reference MWE the hypothesis lacks
     probe = Tesla("tesla-comp", lang="en", compositionality=CompositionalityTable.from_mapping(configs[0][1]),
@@ -89,8 +96,17 @@ def main(argv=None) -> int:
     print(f"{n_change} of {len(refs) * len(inputs.systems)} translations have a reference MWE they lack",
           file=sys.stderr)
 
-    rows_out, report = [], []
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    done_path = out / "done.jsonl"  # one finished configuration per line: an interrupted run resumes
+    done = {}
+    if done_path.exists():
+        for line in done_path.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            done[entry["config"]] = entry
     for name, table, default in configs:
+        if name in done:
+            continue
         metric = Tesla("tesla-comp", lang="en", compositionality=CompositionalityTable.from_mapping(table),
                        default_compositionality=default, wordnet=probe.wordnet)
         scores = dict(tesla_scores)
@@ -102,21 +118,20 @@ def main(argv=None) -> int:
         res = compare_metrics({name: build_grid(human, scores), **grids}, n_bootstrap=args.bootstrap,
                               n_permutations=args.permutations, seed=args.seed, pairs=[(name, "tesla")])
         by_stat = {p.statistic: p for p in res.pairs}
-        cells = [name, metric.default_rule]
         entry = {"config": name, "default": metric.default_rule}
         for key in STATS:
             p = by_stat[key]
-            cells.append(f"{p.delta:+.4f} [{p.ci[0]:+.4f}, {p.ci[1]:+.4f}] p={p.p_value:.3f}")
             entry[key] = {"a": p.a_value, "tesla": p.b_value, "delta": p.delta, "ci": list(p.ci), "p": p.p_value}
-        rows_out.append(cells)
-        report.append(entry)
-        print(" | ".join(cells), file=sys.stderr)
+        done[name] = entry
+        with open(done_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry) + "\n")
+        print(" | ".join(_cells(entry)), file=sys.stderr)
 
+    report = [done[name] for name, _, _ in configs]
     header = ["config", "default", *(f"{k}: comp - tesla" for k in STATS)]
-    table_text = "\n".join(["\t".join(header), *("\t".join(r) for r in rows_out)])
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    write_text(Path(args.out) / "report.txt", table_text + "\n")
-    write_json(Path(args.out) / "report.json", {
+    table_text = "\n".join(["\t".join(header), *("\t".join(_cells(e)) for e in report)])
+    write_text(out / "report.txt", table_text + "\n")
+    write_json(out / "report.json", {
         "changeable_translations": n_change, "results": report,
         "manifest": manifest("tesla-comp-tuning", inputs={"dir": str(d), "human": args.human,
                                                            "weights": str(d / "weights.tsv")},

@@ -66,8 +66,8 @@ def test_an_exactly_matched_mwe_is_not_penalised(variant):
 def test_missing_compositionality_uses_the_default_and_is_counted(fixtures):
     lex = load_lexicon(fixtures / "tesla" / "lex_it.tsv", "list", lang="it")
     comp = read_compositionality(fixtures / "tesla" / "comp_it.tsv")
-    metric = Tesla("tesla-comp", lang="it", lexicon=lex, compositionality=comp)
-    # "semaforo rosso" has no value: default 0.5; "torre d'avorio" has 0.15
+    metric = Tesla("tesla-comp", lang="it", lexicon=lex, compositionality=comp, default_compositionality=0.5)
+    # "semaforo rosso" has no value: default 0.5 as asked; "torre d'avorio" has 0.15
     hyps = ["il semaforo verde", "una torre bianca"]
     refs = ["il semaforo rosso", "una torre d'avorio"]
     got = metric.corpus_score(hyps, refs, sentence_level=True)
@@ -83,6 +83,11 @@ def test_missing_compositionality_uses_the_default_and_is_counted(fixtures):
     p2, r2 = 0.15 / 2, 0.15 / 3
     f2 = p2 * r2 / (0.8 * p2 + 0.2 * r2)
     assert got.sentence_scores[1] == pytest.approx(100 * (f1 + f2) / 3)
+    # without a default asked for: the median of the predictions (one, 0.15), so "semaforo" keeps 0.15
+    default = Tesla("tesla-comp", lang="it", lexicon=lex, compositionality=comp)
+    assert default.default_rule == "median=0.15" and default.signature().get("comp-default") == "median=0.15"
+    assert default.sentence_scores(default.sentence_stats(hyps[:1], refs[:1]))[0] == pytest.approx(
+        100 * (0.25 / 2.1 + 0.075) / 3)
     assert got.signature.get("comp").startswith("dict@") and got.signature.get("comp-default") == "0.5"
     assert got.score == pytest.approx(sum(got.sentence_scores) / 2)
 

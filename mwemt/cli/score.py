@@ -58,7 +58,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                                            "the target side of bilingual ones)")
     p.add_argument("--tesla-default", metavar="WEIGHT|median",
                    help="tesla-comp: weight of reference MWEs without a prediction, in [0, 1] or 'median' of the "
-                        "predictions (default: see docs/tesla.md)")
+                        "predictions (default: median, measured in docs/tesla.md; 0.5 with a lexicon column only)")
     p.add_argument("--no-wordnet", action="store_true", help="TESLA: do not use WordNet even for English")
     p.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling against the first system")
     p.add_argument("--bs-samples", type=int, default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")

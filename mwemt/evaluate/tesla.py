@@ -18,8 +18,10 @@ Variants, for MWEs identified with a target-language lexicon in both reference a
   reference n-gram that overlaps it, by its compositionality c in [0, 1] (1 = compositional;
   the smallest c when an n-gram overlaps several). *white tower* for *ivory tower* (c low)
   earns little; *traffic signal* for *traffic light* (c high) keeps its credit.
-  MWEs without a value get ``default_compositionality`` (0.5: the midpoint, neither rewarding
-  nor punishing a paraphrase); `MetricScore.extra` counts them.
+  MWEs without a value get ``default_compositionality``: by default the median of the table's
+  predictions (an unscored MWE weighs like a typical scored one; chosen by measurement on WMT23
+  ZH-EN MQM, docs/tesla.md), 0.5 when the values come from a lexicon column only;
+  `MetricScore.extra` counts them.
 - ``tesla-01``: the same with c = 0: an MWE is matched exactly or its links score nothing.
 
 Compositionality values come from the table (`CompositionalityTable`), else from the lexicon
@@ -156,7 +158,7 @@ class Tesla(RatioMetric):
     def __init__(self, variant: str = "tesla", lang: str = "en", lemmatizer: str = "simplemma",
                  compositionality: Mapping[str, float] | CompositionalityTable | None = None,
                  lexicon: Lexicon | None = None, alpha: float = 0.8, max_n: int = 3, max_gap: int = 0,
-                 *, default_compositionality: float | str = DEFAULT_COMPOSITIONALITY,
+                 *, default_compositionality: float | str | None = None,
                  function_weight: float = FUNCTION_WEIGHT, wordnet: bool | WordNetResource | OmwResource = True):
         if variant not in VARIANTS:
             raise MwemtError(f"unknown TESLA variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -164,7 +166,7 @@ class Tesla(RatioMetric):
             raise MwemtError(f"alpha must be in (0, 1), got {alpha}")
         if max_n < 1:
             raise MwemtError(f"max_n must be at least 1, got {max_n}")
-        if default_compositionality != "median" and not (
+        if default_compositionality is not None and default_compositionality != "median" and not (
                 isinstance(default_compositionality, (int, float)) and 0.0 <= default_compositionality <= 1.0):
             raise MwemtError(f"default_compositionality must be in [0, 1] or 'median', not {default_compositionality!r}")
         if isinstance(compositionality, (str, Path)) or isinstance(wordnet, (str, Path)):
@@ -183,6 +185,8 @@ class Tesla(RatioMetric):
                 else CompositionalityTable.from_mapping(compositionality)
         comp: Mapping[str, float] = table.values if table is not None else {}
         self.compositionality_source = table.source if table is not None else "none"
+        if default_compositionality is None:  # measured choice (docs/tesla.md): the median of the predictions
+            default_compositionality = "median" if table is not None and table.values else DEFAULT_COMPOSITIONALITY
         self.default_rule = str(default_compositionality)
         if default_compositionality == "median":
             if variant == "tesla-comp" and table is None:
