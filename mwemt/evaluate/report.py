@@ -64,12 +64,12 @@ def mwe_coverage_lines(run: ScoreRun, result: MetricResults) -> list[str]:
     name = result.scores[0].name
     comp = "unmatched_without_compositionality" in extras[0]
     if comp:
-        default = extras[0].get("default_compositionality")
-        header = ["System", "ref MWEs", "in hyp", "unmatched: predicted", f"default {default:g}"]
+        default = extras[0].get("default_rule") or f"{extras[0].get('default_compositionality'):g}"
+        header = ["System", "ref MWEs", "in hyp", "unmatched: predicted", f"default {default}"]
         rows = [[sys_, str(e["ref_mwes"]), str(e["ref_mwes_matched"]), str(e["unmatched_with_compositionality"]),
                  str(e["unmatched_without_compositionality"])] for sys_, e in zip(run.systems, extras)]
         note = (f"{name}: reference MWEs the hypothesis lacks weigh their predicted compositionality, or the default "
-                f"{default:g} without a prediction.")
+                f"{default} without a prediction.")
     else:
         header = ["System", "ref MWEs", "in hyp", "unmatched (weight 0)"]
         rows = [[sys_, str(e["ref_mwes"]), str(e["ref_mwes_matched"]), str(e["ref_mwes_unmatched"])]

@@ -389,6 +389,7 @@ class Tesla(RatioMetric):
                 extra["unmatched_without_compositionality"] = int(totals[4])
                 extra["types_without_compositionality"] = stats.info.get("types_without_compositionality", 0)
                 extra["default_compositionality"] = self.default_compositionality
+                extra["default_rule"] = self.default_rule  # "0.5", or "median=0.216" for the median of the table
             if self.table_single_words:
                 extra["table_single_words_ignored"] = self.table_single_words
         return extra
