@@ -4,8 +4,8 @@ measurement: how much does each choice change tesla-comp's agreement with MQM, a
 
 Why a script: the choice is made once, on a development set, and the README reports it; the
 measurement must be repeatable. Input is a directory written by ``scripts/meta_eval_mqm.sh
-wmt23-zh-en`` (rated texts with their ids, ``weights.tsv`` from ``mwemt compositionality weights``
-with the raw predictions, ``seg/tesla.seg.tsv``).
+wmt23-zh-en`` (rated texts with their ids, ``seg/tesla.seg.tsv``), and the raw predictions
+(``mwemt compositionality weights --rescale none``).
 
 For every scaling of the predictions (none, minmax, rank) and every default weight of MWEs without
 a prediction (0, 0.25, 0.5, 0.75, 1, the median of the predictions), and as controls every
@@ -15,7 +15,10 @@ paired bootstrap CI and permutation p of each difference). Only sentences whose 
 MWE the hypothesis lacks can change, so only those are rescored; the others keep tesla's score,
 which is exactly what tesla-comp gives them (checked on the first configuration).
 
+    mwemt compositionality weights --ref runs/meta-eval-wmt23-zh-en/reference.txt --rescale none \
+        -o runs/meta-eval-wmt23-zh-en/weights.raw.tsv
     python scripts/tesla_comp_tuning.py --dir runs/meta-eval-wmt23-zh-en \
+        --weights runs/meta-eval-wmt23-zh-en/weights.raw.tsv \
         --human ../shared/data/judgements/wmt23-mqm-zh-en/sxs_mqm_generalMT2023_zhen.3ratingsPerSegment.tsv.tar.gz \
         --out runs/tesla-comp-tuning
 """
@@ -55,6 +58,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", required=True, help="output directory of scripts/meta_eval_mqm.sh wmt23-zh-en")
     ap.add_argument("--human", required=True, help="the MQM file meta-eval reads")
+    ap.add_argument("--weights", required=True, help="raw predictions: compositionality weights --rescale none")
     ap.add_argument("--out", required=True)
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--permutations", type=int, default=1000)
@@ -65,7 +69,7 @@ def main(argv=None) -> int:
     inputs = load_score_inputs(hyps, testset=d / "testset.jsonl")
     ids = inputs.segment_ids
     refs = list(inputs.refs)
-    raw = read_compositionality(d / "weights.tsv", keep_missing=True)
+    raw = read_compositionality(args.weights, keep_missing=True)
     human = load_human_scores(args.human).oriented()
     tesla_scores = read_segment_scores(d / "seg" / "tesla.seg.tsv")
     grids = {"tesla": build_grid(human, tesla_scores)}
@@ -134,7 +138,7 @@ def main(argv=None) -> int:
     write_json(out / "report.json", {
         "changeable_translations": n_change, "results": report,
         "manifest": manifest("tesla-comp-tuning", inputs={"dir": str(d), "human": args.human,
-                                                           "weights": str(d / "weights.tsv")},
+                                                           "weights": args.weights},
                              config={"bootstrap": args.bootstrap, "permutations": args.permutations,
                                      "seed": args.seed})})
     print(table_text)
