@@ -137,8 +137,9 @@ def main(argv=None) -> int:
     write_text(out / "report.txt", table_text + "\n")
     write_json(out / "report.json", {
         "changeable_translations": n_change, "results": report,
-        "manifest": manifest("tesla-comp-tuning", inputs={"dir": str(d), "human": args.human,
-                                                           "weights": args.weights},
+        "manifest": manifest("tesla-comp-tuning", inputs={"human": args.human, "weights": args.weights,
+                                                           "testset": str(d / "testset.jsonl"),
+                                                           "tesla": str(d / "seg" / "tesla.seg.tsv")},
                              config={"bootstrap": args.bootstrap, "permutations": args.permutations,
                                      "seed": args.seed})})
     print(table_text)

@@ -163,7 +163,7 @@ def format_meta_table(results: Sequence[MetaEvalResult]) -> str:
         floor = r0.acc_eq_all_ties
         tying = [r.metric for r in results if r.values.get("acc_eq", -1.0) <= floor + 1e-9]
         lines.append(f"A metric that ties every pair scores acc-eq {floor:.3f} here (the share of human ties)"
-                     + (f"; the calibrated eps ties every pair for {', '.join(tying)}, so acc-eq cannot rank "
+                     + (f"; calibrated, {', '.join(tying)} do no better than that, so acc-eq cannot rank "
                         "them on these judgments." if tying else "."))
         for r in results:
             if r.human_items_without_metric:
