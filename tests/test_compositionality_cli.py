@@ -12,6 +12,7 @@ import pytest
 from test_compositionality import tiny_corpus
 
 from mwemt.cli import main
+from mwemt.errors import MwemtError
 
 FIX = "tests/fixtures/compositionality"
 SMALL = ["--dim", "20", "--epochs", "10", "--min-count", "2", "--window", "2", "--ppmi-window", "2",
@@ -150,3 +151,28 @@ def test_wordnet_multiword_lemmas():
     lemmas = multiword_lemmas()
     assert len(lemmas) > 60000 and "ivory tower" in lemmas and "take care" in lemmas
     assert all(" " in m and m == m.lower() for m in lemmas[:1000])
+
+
+def test_wordnet_as_a_lexicon(tmp_path, capsys, monkeypatch):
+    from mwemt.compositionality.weights import find_reference_mwes, reference_annotator
+    from mwemt.wordnet import available, install
+
+    if not available() and install() is None:
+        pytest.skip("WordNet is not installed here")
+    out = tmp_path / "wn.txt"
+    assert main(["lexicon", "convert", "wordnet", "-o", str(out)]) == 0
+    entries = [x for x in out.read_text(encoding="utf-8").splitlines() if not x.startswith("#")]
+    assert len(entries) > 60000 and "ivory tower" in entries
+    assert "wrote" in capsys.readouterr().err
+    # the annotator over WordNet's MWEs (a slice of them: compiling all 64k takes seconds)
+    from mwemt.compositionality import weights
+    from mwemt.wordnet import multiword_entries
+
+    some = [e for e in multiword_entries() if " ".join(e.lemmas) in ("ivory tower", "take care", "in the end")]
+    monkeypatch.setattr(weights, "multiword_entries", lambda: some)
+    found = find_reference_mwes(["She lives in an ivory tower .", "They took care of it in the end ."],
+                                reference_annotator("wordnet"))
+    assert found.counts["ivory tower"] == 1 and found.counts["take care"] == 1 and found.counts["in the end"] == 1
+    assert found.lines == 2 and found.lines_with_mwes == 2
+    with pytest.raises(MwemtError, match="English"):
+        reference_annotator("wordnet", lang="de")
