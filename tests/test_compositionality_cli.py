@@ -133,7 +133,8 @@ def test_weights_from_references_to_tesla_comp(tmp_path, corpus_and_lexicon, cap
     assert main(["score", "--hyp", f"H={hyp}", "--ref", str(ref), "--metrics", "tesla-comp",
                  "--compositionality", str(out)]) == 0
     table = capsys.readouterr().out
-    assert "H              4       1                     2            1" in table
+    row = next(x.split() for x in table.splitlines() if x.startswith("H ") and len(x.split()) == 5)
+    assert row == ["H", "4", "1", "2", "1"] and "default median=0.5" in table  # found, in hyp, predicted, default
     # without --vectors and nothing cached: a clear error
     monkeypatch.delenv("MWEMT_VECTORS", raising=False)
     monkeypatch.chdir(tmp_path)
@@ -174,5 +175,7 @@ def test_wordnet_as_a_lexicon(tmp_path, capsys, monkeypatch):
                                 reference_annotator("wordnet"))
     assert found.counts["ivory tower"] == 1 and found.counts["take care"] == 1 and found.counts["in the end"] == 1
     assert found.lines == 2 and found.lines_with_mwes == 2
+    annotator = reference_annotator("wordnet")
+    assert annotator.max_gap == 0 and annotator.filters is None  # tesla-comp's look-up: contiguous, unfiltered
     with pytest.raises(MwemtError, match="English"):
         reference_annotator("wordnet", lang="de")

@@ -57,11 +57,14 @@ def reference_annotator(lexicon: str | Path = WORDNET_LEXICON, lexicon_format: s
                         lemmatizer: str = "simplemma") -> Annotator:
     """The annotator that finds MWEs in references as tesla-comp does (contiguous, lemmatized): with the
     target side of a lexicon file, or with WordNet 3.0's multiword lemmas (``lexicon="wordnet"``)."""
+    # contiguous, no identification filters: tesla-comp's own look-up (`mwemt.evaluate.tesla`)
+    plain = {"lang": lang, "lexicon_format": lexicon_format, "lexicon_side": "target", "lemmatizer": lemmatizer,
+             "max_gap": 0, "filters": "none"}
     if str(lexicon) != WORDNET_LEXICON:
-        return build_annotator(AnnotatorConfig(lang, (str(lexicon),), lexicon_format, "target", lemmatizer))
+        return build_annotator(AnnotatorConfig(lexicon=(str(lexicon),), **plain))
     if lang != "en":
         raise MwemtError(f"the WordNet lexicon is English; give a {lang!r} MWE lexicon file as lexicon")
-    annotator = build_annotator(AnnotatorConfig(lang, lemmatizer=lemmatizer), multiword_entries())
+    annotator = build_annotator(AnnotatorConfig(**plain), multiword_entries())
     assert annotator.lexicon is not None
     annotator.lexicon.name = "wordnet-3.0-mwes"
     return annotator
