@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mwemt.evaluate.meta_compare import compare_metrics, permutation_masks, permutation_p_values, \
-    significance_clusters, stack_grids
+from mwemt.evaluate.meta_compare import (
+    compare_metrics,
+    permutation_masks,
+    permutation_p_values,
+    significance_clusters,
+    stack_grids,
+)
 from mwemt.evaluate.meta_eval import STATISTIC_KEYS, build_grid
 
 
