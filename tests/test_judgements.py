@@ -308,7 +308,7 @@ def test_marot_export_checked_against_its_published_mqm(tmp_path):
     # Y/7: rater1 minor style (1); rater2 major source issue + minor punctuation. marot weights: (1 + 0 + 0.1) / 2
     # = 0.55; freitag2021 counts the source issue: (1 + 5 + 0.1) / 2 = 3.05. Y/8: a major omission marked
     # "(Translation 2)" on Y's own row counts for Y: 5, as the export says. The HOTW row carries X/9's value.
-    md = lambda v: '{"segment":{"metrics":{"MQM":%s},"doc":"d"}}' % v  # noqa: E731
+    md = lambda v: '{"segment":{"metrics":{"MQM":%s},"doc":"d"}}' % v  # noqa: E731, UP031
     header = "system\tdoc\tdocSegId\tglobalSegId\trater\tsource\ttarget\tcategory\tseverity\tmetadata\t# Documentation: x"
     rows = [
         f"X\td\t1\t7\trater1\ta\tA\tNo-error\tNo-error\t{md(0)}",
