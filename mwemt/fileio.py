@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import io
 import os
+import shutil
 import sys
 import tarfile
 import tempfile
@@ -177,6 +178,22 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str = "utf-8") -> 
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | Path) -> Iterator[Path]:
+    """Fill a temporary directory beside ``path``; it replaces ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent))
+    try:
+        yield tmp
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
