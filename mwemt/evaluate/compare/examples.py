@@ -47,9 +47,20 @@ def token_spans(text: str, tokens: Sequence[str]) -> list[tuple[int, int]] | Non
     return spans
 
 
+def merge_adjacent(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Spans of one kind separated only by spaces become one ("**Fa attenzione**", not two marks)."""
+    out: list[Span] = []
+    for start, end, kind in sorted(spans):
+        if out and out[-1][2] == kind and out[-1][1] <= start and not text[out[-1][1]:start].strip():
+            out[-1] = (out[-1][0], end, kind)
+        else:
+            out.append((start, end, kind))
+    return out
+
+
 def source_spans(item: TestItem, mwe: TestMwe) -> list[Span]:
     spans = whitespace_token_spans(item.source)
-    return [(*spans[i], EXACT) for i in mwe.indices if i < len(spans)]
+    return merge_adjacent(item.source, [(*spans[i], EXACT) for i in mwe.indices if i < len(spans)])
 
 
 def matched_spans(text: str, reference: str, metric: MweScore, *, exact_only: bool = False) -> list[Span]:
@@ -71,14 +82,14 @@ def matched_spans(text: str, reference: str, metric: MweScore, *, exact_only: bo
             out[hw.token_index[j]] = EXACT
         elif 2 * d <= len(word) and not exact_only:
             out.setdefault(hw.token_index[j], PARTIAL)
-    return [(*spans[t], kind) for t, kind in sorted(out.items())]
+    return merge_adjacent(text, [(*spans[t], kind) for t, kind in sorted(out.items())])
 
 
 def reference_spans(item: TestItem, mwe: TestMwe, metric: MweScore) -> list[Span]:
     indices = getattr(mwe, "reference_indices", ())
     if indices:
         spans = whitespace_token_spans(item.reference)
-        return [(*spans[i], EXACT) for i in indices if i < len(spans)]
+        return merge_adjacent(item.reference, [(*spans[i], EXACT) for i in indices if i < len(spans)])
     return matched_spans(item.reference, mwe.reference, metric, exact_only=True)
 
 
