@@ -19,7 +19,8 @@ from mwemt.errors import MwemtError
 COMMANDS: dict[str, tuple[str, str]] = {
     "annotate": ("mwemt.cli.annotate", "tokenise, lemmatise and mark lexicon MWEs (words-with-spaces or IOB factors)"),
     "lexicon": ("mwemt.cli.lexicon", "extract, convert and inspect MWE lexicons"),
-    "testset": ("mwemt.cli.testset", "build MWE-annotated test sets (JSONL) from the TED annotation"),
+    "align": ("mwemt.cli.align", "word-align parallel text with eflomal (Pharaoh i-j output, cached)"),
+    "testset": ("mwemt.cli.testset", "build MWE-annotated test sets (JSONL): by word alignment, or from the TED annotation"),
     "identify-eval": ("mwemt.cli.identify_eval", "PARSEME-style MWE identification scores for .cupt files"),
     "subword": ("mwemt.cli.subword", "train/apply/decode sentencepiece, carrying factors onto pieces"),
     "augment": ("mwemt.cli.augment", "add MWE dictionary pairs or back-translated MWE sentences to a corpus"),
