@@ -190,6 +190,18 @@ def test_marks_in_hypothesis():
     assert merge_adjacent("Fa attenzione ai", [(0, 2, "exact"), (3, 13, "exact")]) == [(0, 13, "exact")]
 
 
+def test_reference_marks_follow_the_test_sets_reference_indices():
+    from mwemt.evaluate.compare.examples import reference_spans
+    from mwemt.records import TestItem, TestMwe
+
+    metric = MweScore("it")
+    found = TestMwe((1, 2, 3), "kick the bucket", "morti")
+    given = TestMwe((1, 2, 3), "kick the bucket", "morti", reference_indices=(0, 1))
+    item = TestItem("x", "They kicked the bucket yesterday .", "Sono morti ieri .", [found])
+    assert reference_spans(item, found, metric) == [(5, 10, "exact")]       # searched: "morti"
+    assert reference_spans(item, given, metric) == [(0, 10, "exact")]       # given: "Sono morti"
+
+
 # ---------------------------------------------------------------- the report
 
 
@@ -226,6 +238,7 @@ def test_per_mwe_table(report):
     assert [care["systems"][s]["hits"] for s in SYSTEMS] == [2, 1, 2]
     assert care["systems"]["mwe"]["delta"] == -50.0
     assert types["give up"]["systems"]["mwe"]["delta"] == 100.0 and types["look up"]["gapped"] == 1
+    assert types["look up"]["name"] == "look sth. up" and care["name"] == "take care of"   # display name, else lemma
 
 
 def test_examples_both_ways(report):

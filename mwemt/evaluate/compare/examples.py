@@ -86,7 +86,7 @@ def matched_spans(text: str, reference: str, metric: MweScore, *, exact_only: bo
 
 
 def reference_spans(item: TestItem, mwe: TestMwe, metric: MweScore) -> list[Span]:
-    indices = getattr(mwe, "reference_indices", ())
+    indices = mwe.reference_indices
     if indices:
         spans = whitespace_token_spans(item.reference)
         return merge_adjacent(item.reference, [(*spans[i], EXACT) for i in indices if i < len(spans)])

@@ -31,7 +31,7 @@ code{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;backgrou
 table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}
 th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:right;vertical-align:top}
 th:first-child,td:first-child{text-align:left}thead th{background:var(--bg2);position:sticky;top:0}
-tbody tr:nth-child(even){background:#fbfcfd}
+tbody tr:nth-child(even){background:#fbfcfd}td.est{white-space:nowrap}
 table.sortable thead th{cursor:pointer;user-select:none}
 table.sortable thead th[aria-sort=ascending]::after{content:" \\25B2";font-size:9px}
 table.sortable thead th[aria-sort=descending]::after{content:" \\25BC";font-size:9px}
@@ -91,13 +91,19 @@ def interval(lo: float | None, hi: float | None) -> str:
     return "" if lo is None or hi is None else f' <span class="ci">[{lo:.1f}, {hi:.1f}]</span>'
 
 
-def _delta_cell(delta: float | None, p: float | None) -> str:
-    if delta is None:
-        return '<td data-sort="">\u2014</td>'
-    cls = ("better" if delta > 0 else "worse") if p is not None and p < 0.05 else ""
-    title = f' title="p = {p:.4f}"' if p is not None else ""
-    return (f'<td data-sort="{delta:.6f}"{title}><span class="{cls}">{signed(delta)}{p_mark(p)}</span>'
-            f'{f" <span class=ci>p={p:.3f}</span>" if p is not None else ""}</td>')
+def _estimate_cell(value: float | None, lo: float | None, hi: float | None, delta: float | None,
+                   p: float | None, title: str = "") -> str:
+    """A value with its interval and, for a system other than the baseline, its difference from the
+    baseline (colored and starred when p < 0.05; the p-value in the tooltip)."""
+    parts = [fmt(value), interval(lo, hi)]
+    tips = [title] if title else []
+    if delta is not None:
+        cls = ("better" if delta > 0 else "worse") if p is not None and p < 0.05 else "ci"
+        parts.append(f' <span class="{cls}">{signed(delta)}{p_mark(p)}</span>')
+        if p is not None:
+            tips.append(f"difference from the baseline {signed(delta)}, p = {p:.4f}")
+    tip = f' title="{escape("; ".join(tips))}"' if tips else ""
+    return f'<td class="est" data-sort="{"" if value is None else value}"{tip}>{"".join(parts)}</td>'
 
 
 def _swatch(k: int) -> str:
@@ -177,8 +183,8 @@ def _bucket_section(r: dict) -> str:
         return f'<p class="note">Not available: {escape(mwe["skipped"])}.</p>'
     names = r["systems"]
     out = ['<p class="note">Share of MWE occurrences each system translates (hit rate, %), with the 95% '
-           "bootstrap interval [lo, hi] and the difference from the baseline. Counts are occurrences "
-           "(and types).</p>"]
+           "bootstrap interval [lo, hi] and the difference from the baseline in points (* p &lt; 0.05; hover "
+           "for the p-value). Counts are occurrences (and types).</p>"]
     for dim in mwe["buckets"]:
         if dim["key"] == "all":
             continue
@@ -192,15 +198,10 @@ def _bucket_section(r: dict) -> str:
         out.append(f'<p class="note">{escape(dim["description"])}{escape(extra)}</p>')
         out.append(svg.grouped_bars(labels, series, y_label="MWE hits (%)", title=dim["title"], y_max=100))
         head = "".join(f"<th>{_swatch(k)}{escape(n)}</th>" for k, n in enumerate(names))
-        head += "".join(f"<th>\u0394 {escape(n)}</th>" for n in names[1:])
         rows = []
         for b in dim["buckets"]:
-            cells = []
-            for name in names:
-                s = b["systems"][name]
-                cells.append(f'<td data-sort="{"" if s["rate"] is None else s["rate"]}">{fmt(s["rate"])}'
-                             f'{interval(s["lo"], s["hi"])}</td>')
-            cells += [_delta_cell(b["systems"][n]["delta"], b["systems"][n]["p_value"]) for n in names[1:]]
+            cells = [_estimate_cell(b["systems"][n]["rate"], b["systems"][n]["lo"], b["systems"][n]["hi"],
+                                    b["systems"][n]["delta"], b["systems"][n]["p_value"]) for n in names]
             rows.append(f'<tr><td>{escape(b["label"])}</td><td data-sort="{b["mwes"]}">{b["mwes"]} '
                         f'<span class="ci">({b["types"]})</span></td>{"".join(cells)}</tr>')
         out.append(f'<table class="sortable"><thead><tr><th>Bucket</th><th>MWEs (types)</th>{head}</tr></thead>'
@@ -289,20 +290,16 @@ def _word_accuracy(r: dict) -> str:
     chart = svg.lines(wa["labels"], series, y_label="word F-measure", x_label="frequency of the word",
                       title="Word F-measure by frequency bucket", y_max=100)
     head = "".join(f"<th>{_swatch(k)}{escape(n)}</th>" for k, n in enumerate(names))
-    head += "".join(f"<th>\u0394 {escape(n)}</th>" for n in names[1:])
     rows = []
     base = wa["systems"][names[0]]["f"]
     for b, label in enumerate(wa["labels"]):
         cells = []
-        for n in names:
+        for k, n in enumerate(names):
             s = wa["systems"][n]
+            d = None if not k or s["f"][b] is None or base[b] is None else s["f"][b] - base[b]
             title = f'precision {fmt(s["precision"][b])}, recall {fmt(s["recall"][b])}, {s["hyp_words"][b]} words'
-            cells.append(f'<td data-sort="{"" if s["f"][b] is None else s["f"][b]}" title="{title}">{fmt(s["f"][b])}'
-                         f'{interval(s["lo"][b], s["hi"][b])}</td>')
-        for n in names[1:]:
-            s = wa["systems"][n]
-            d = None if s["f"][b] is None or base[b] is None else s["f"][b] - base[b]
-            cells.append(_delta_cell(d, s["p_value"][b] if s["p_value"] else None))
+            cells.append(_estimate_cell(s["f"][b], s["lo"][b], s["hi"][b], d,
+                                        s["p_value"][b] if s["p_value"] else None, title))
         rows.append(f'<tr><td>{escape(label)}</td><td>{wa["ref_words"][b]}</td>{"".join(cells)}</tr>')
     return (f'<p class="note">As compare-mt reports it: words ({escape(wa["tokenize"])} tokens, case-sensitive) '
             f"bucketed by their frequency in {escape(wa['frequency_source'])}; per bucket, the F-measure of the "

@@ -41,7 +41,7 @@ def type_key(mwe: TestMwe) -> str:
 
 def display_name(mwe: TestMwe) -> str:
     """The MWE as people read it: the test set's display name if it has one, else the lemma."""
-    return getattr(mwe, "name", "") or mwe.lemma
+    return mwe.name or mwe.lemma
 
 
 def category_of(mwe: TestMwe) -> str:
