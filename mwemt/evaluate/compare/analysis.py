@@ -196,12 +196,13 @@ def _mwe_analysis(inputs: CompareInputs, per_mwe: Sequence[np.ndarray], metric: 
 
 
 def _add_attributes(table: M.MweTable, inputs: CompareInputs, settings: CompareSettings, progress: bool) -> None:
-    from mwemt.fileio import iter_lines
+    from mwemt.fileio import count_lines, iter_lines
 
     if inputs.train_src is not None:
         _say(progress, f"counting test MWEs in {inputs.train_src}")
         counts = M.count_in_corpus(table.type_keys, iter_lines(inputs.train_src), lang=settings.src_lang,
-                                   max_gap=settings.max_gap, lemmatizer=settings.lemmatizer, progress=progress)
+                                   max_gap=settings.max_gap, lemmatizer=settings.lemmatizer, progress=progress,
+                                   total=count_lines(inputs.train_src) if progress else None)
         M.add_train_counts(table, counts, inputs.labels.get("train_src", inputs.train_src))
     if inputs.mwe_compositionality is not None:
         M.add_compositionality(table, {M.normalise_mwe(k): v for k, v in inputs.mwe_compositionality.items()},

@@ -144,7 +144,7 @@ def add_compositionality(table: MweTable, values: Mapping[str, float], source: s
 
 
 def count_in_corpus(keys: Sequence[str], lines: Iterable[str], *, lang: str, max_gap: int,
-                    lemmatizer: str = "simplemma", progress: bool = False) -> Counter:
+                    lemmatizer: str = "simplemma", progress: bool = False, total: int | None = None) -> Counter:
     """How often the annotator finds each MWE type (``keys``: lemmas) in ``lines``."""
     from tqdm import tqdm
 
@@ -156,7 +156,8 @@ def count_in_corpus(keys: Sequence[str], lines: Iterable[str], *, lang: str, max
     lexicon = Lexicon(entries, get_lemmatizer(lemmatizer, lang), lang=lang, name="test-mwes")
     annotator = Annotator(lexicon, lang, lemmatizer, max_gap)
     counts: Counter = Counter()
-    for line in tqdm(lines, desc="MWEs in training data", unit="line", file=sys.stderr, disable=not progress):
+    for line in tqdm(lines, desc="MWEs in training data", unit="line", total=total, file=sys.stderr,
+                     disable=not progress):
         for m in annotator.annotate_text(line).mwes:
             counts[m.lemma] += 1
     return counts
