@@ -69,15 +69,28 @@ def _all_values(series: Sequence[Series]) -> list[float | None]:
     return [v for s in series for v in [*s.values, *(s.hi or [])]]
 
 
-def grouped_bars(groups: Sequence[str], series: Sequence[Series], *, y_label: str, title: str,
-                 y_max: float | None = None, width: int = 760, height: int = 260) -> str:
-    """Bars per group and series, whiskers from lo to hi."""
-    left, right, top, bottom = 48, 150, 26, 46
-    plot_w, plot_h = width - left - right, height - top - bottom
+LEFT, RIGHT, TOP = 48, 150, 26   # margins: y axis labels, legend, title room
+
+
+def _frame(series: Sequence[Series], width: int, height: int, bottom: int, y_max: float | None, y_label: str,
+           title: str) -> tuple[list[str], tuple[float, float, float, float, float]]:
+    """The opening tag, title and y axis of a chart, and its plot area (left, top, width, height, y max)."""
+    plot_w, plot_h = width - LEFT - RIGHT, height - TOP - bottom
     y_max = y_max or _nice_max(_all_values(series))
     parts = [f'<svg role="img" viewBox="0 0 {width} {height}" width="{width}" '
              f'height="{height}" style="{FONT}"><title>{escape(title)}</title>']
-    parts += _axis(left, top, plot_w, plot_h, y_max, y_label)
+    parts += _axis(LEFT, TOP, plot_w, plot_h, y_max, y_label)
+    return parts, (LEFT, TOP, plot_w, plot_h, y_max)
+
+
+def _close(parts: list[str], series: Sequence[Series], legend_x: float, legend_y: float) -> str:
+    return "".join([*parts, *_legend(series, legend_x, legend_y), "</svg>"])
+
+
+def grouped_bars(groups: Sequence[str], series: Sequence[Series], *, y_label: str, title: str,
+                 y_max: float | None = None, width: int = 760, height: int = 260) -> str:
+    """Bars per group and series, whiskers from lo to hi."""
+    parts, (left, top, plot_w, plot_h, y_max) = _frame(series, width, height, 46, y_max, y_label, title)
     n_groups, n_series = max(1, len(groups)), max(1, len(series))
     group_w = plot_w / n_groups
     bar_w = min(28.0, group_w * 0.8 / n_series)
@@ -103,20 +116,13 @@ def grouped_bars(groups: Sequence[str], series: Sequence[Series], *, y_label: st
         text = label if len(label) <= 18 else label[:17] + "\u2026"
         parts.append(f'<text x="{left + (g + 0.5) * group_w:.1f}" y="{top + plot_h + 16}" font-size="11" '
                      f'text-anchor="middle">{escape(text)}<title>{escape(label)}</title></text>')
-    parts += _legend(series, left + plot_w + 16, top + 10)
-    parts.append("</svg>")
-    return "".join(parts)
+    return _close(parts, series, left + plot_w + 16, top + 10)
 
 
 def lines(groups: Sequence[str], series: Sequence[Series], *, y_label: str, x_label: str, title: str,
           y_max: float | None = None, width: int = 760, height: int = 280) -> str:
     """A line per series over ordered groups, with whiskers from lo to hi."""
-    left, right, top, bottom = 48, 150, 26, 56
-    plot_w, plot_h = width - left - right, height - top - bottom
-    y_max = y_max or _nice_max(_all_values(series))
-    parts = [f'<svg role="img" viewBox="0 0 {width} {height}" width="{width}" '
-             f'height="{height}" style="{FONT}"><title>{escape(title)}</title>']
-    parts += _axis(left, top, plot_w, plot_h, y_max, y_label)
+    parts, (left, top, plot_w, plot_h, y_max) = _frame(series, width, height, 56, y_max, y_label, title)
     step = plot_w / max(1, len(groups))
 
     def xy(g: int, v: float) -> tuple[float, float]:
@@ -143,6 +149,4 @@ def lines(groups: Sequence[str], series: Sequence[Series], *, y_label: str, x_la
                              f'stroke="{s.color}" stroke-width="1"/>')
             parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{s.color}"><title>{escape(s.name)}, '
                          f'{escape(groups[g])}: {v:.1f}</title></circle>')
-    parts += _legend(series, left + plot_w + 16, top + 10)
-    parts.append("</svg>")
-    return "".join(parts)
+    return _close(parts, series, left + plot_w + 16, top + 10)
