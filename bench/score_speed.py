@@ -124,7 +124,7 @@ def main() -> int:
     from mwemt.compositionality.gold import read_gold
     from mwemt.evaluate.similarity import english_wordnet, omw_wordnet
     from mwemt.evaluate.tesla import Tesla
-    from mwemt.preprocess.lexicon import load_lexicon
+    from mwemt.preprocess.annotate import load_lexicon
     from mwemt.provenance import versions
 
     t0 = time.perf_counter()

@@ -22,8 +22,9 @@ from pathlib import Path
 from mwemt.errors import InputError
 from mwemt.fileio import atomic_write, iter_lines
 from mwemt.idiom_lexicons import EPIE_LIST, read_epie, read_lidioms
-from mwemt.preprocess.encode import FACTOR_SEP
 from mwemt.records import LexiconEntry, Mwe, TestItem, TestMwe
+
+FACTOR_SEP = "|"   # between the factors of a token: surface|lemma|tag
 
 # ---------------------------------------------------------------- plain and factored text
 
@@ -71,6 +72,7 @@ def split_factors(rows: list[list[str]]) -> list[list[str]]:
 # ---------------------------------------------------------------- lexicons
 
 LEXICON_FORMATS = ("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt", "lidioms", "epie")
+LEXICON_SIDES = ("source", "target")   # which language column of a two-language lexicon to read
 OEWN_HEADER = "lemma\tpos\tlexfile\tn_tokens\tsynsets"
 _TURTLE_START = ("@prefix", "@base", "prefix ", "base ")
 

@@ -62,7 +62,7 @@ def read_avg_scores(path: Path) -> dict[tuple[str, str], float | None]:
 
 def lidioms_lexicon(path: Path):
     """The German idioms of LIdioms (placeholders such as jdm/etwas dropped), lemmatised as the text will be."""
-    from mwemt.preprocess.lexicon import load_lexicon
+    from mwemt.preprocess.annotate import load_lexicon
 
     return load_lexicon(path, "lidioms", lang="de", lemmatizer="simplemma")
 

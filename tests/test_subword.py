@@ -22,7 +22,6 @@ from mwemt.preprocess.subword import (
     decode_file,
     group_pieces,
     project_factors,
-    sample_lines,
 )
 
 
@@ -356,23 +355,6 @@ def test_split_by_unicode_script_controls_merges_across_the_join(data, tmp_path)
     assert any(joins_letters(p) for p in merged.pieces)
     tokens = ["Mary", "took_care_of", "R&amp;D"]
     assert merged.decode(merged.encode_tokens(tokens)) == tokens
-
-
-def test_sample_lines_is_seeded_ordered_and_bounded():
-    lines = [f"line {i}" for i in range(1000)]
-    a, n = sample_lines(iter(lines), 50, seed=1)
-    assert n == 1000 and len(a) == 50 and len(set(a)) == 50
-    assert a == sorted(a, key=lines.index)                  # original order kept
-    assert sample_lines(iter(lines), 50, seed=1)[0] == a
-    assert sample_lines(iter(lines), 50, seed=2)[0] != a
-    assert sample_lines(iter(lines), 0, seed=1) == (lines, 1000)
-    assert sample_lines(iter(lines[:10]), 50, seed=1) == (lines[:10], 10)
-    # uniform: every tenth of the corpus gets a fair share over many draws
-    counts = [0] * 10
-    for seed in range(200):
-        for line in sample_lines(iter(lines), 20, seed)[0]:
-            counts[int(line.split()[1]) // 100] += 1
-    assert min(counts) > 300 and max(counts) < 500          # expected 400 each
 
 
 def test_output_to_a_pipe_writes_through_instead_of_replacing_it(joint, tmp_path):

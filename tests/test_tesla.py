@@ -11,7 +11,7 @@ from mwemt.errors import InputError, MwemtError
 from mwemt.evaluate.similarity import english_wordnet
 from mwemt.evaluate.tesla import Tesla
 from mwemt.formats import read_compositionality
-from mwemt.preprocess.lexicon import load_lexicon
+from mwemt.preprocess.annotate import load_lexicon
 
 COMP = {"ivory tower": 0.1, "traffic light": 0.9}
 needs_wordnet = pytest.mark.skipif(english_wordnet() is None, reason="WordNet 3.0 is not installed for NLTK")

@@ -38,7 +38,7 @@ example (the TED EN-IT annotation of Monti et al., as flattened in test_ted.mwe_
       --ted-source $D/datasets/test/test_ted.en --ted-reference $D/datasets/test/test_ted.txt \\
       --all-sentences --out ted.all.jsonl --report ted.report.json
 
-One JSON object per sentence: id, source (tokenised, as in the table), reference, mwes (indices into
+One JSON object per sentence: id, source (tokenized, as in the table), reference, mwes (indices into
 source.split(), lemma, reference = the annotated Italian MWE translation, surface), and meta with
 snt_id, mt_it and mwe_checks (one per MWE, in order: the human checks ref_check, correct,
 mwe_mt_it, mt_check, their Y/N as ref_ok/mt_ok, and how the MWE was found). MWEs that cannot be
@@ -57,7 +57,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         epilog=BUILD_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter))
     t = sub.add_parser("from-ted", help="JSONL test set from the TED MWE pairs table",
                        description="Build a JSONL MWE test set from the TED annotation table, locating every "
-                                   "annotated MWE in its tokenised source sentence.",
+                                   "annotated MWE in its tokenized source sentence.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--pairs", required=True, help="test_ted.mwe_pairs.tsv (header + 11 TAB columns)")
     t.add_argument("--out", "-o", required=True, help="output JSONL (written atomically)")
@@ -80,6 +80,7 @@ def _configure_build(b: argparse.ArgumentParser) -> None:
     from mwemt.cli.align import add_aligner_arguments
     from mwemt.formats import LEXICON_FORMATS
     from mwemt.preprocess.aligned_testset import ReferenceFilters
+    from mwemt.preprocess.lemmatize import BACKENDS
 
     src = b.add_argument_group("input (--src and --tgt, or --tsv)")
     src.add_argument("--src", help="source sentences, one per line (raw text unless --pretokenized)")
@@ -93,7 +94,7 @@ def _configure_build(b: argparse.ArgumentParser) -> None:
                      help="lexicon file format (default: auto)")
     ann.add_argument("--lang", default="en", help="source language (default: %(default)s)")
     ann.add_argument("--tgt-lang", default="it", help="target language (default: %(default)s)")
-    ann.add_argument("--lemmatizer", default="simplemma", choices=("simplemma", "wordnet", "spacy", "none"),
+    ann.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
                      help="lemmatizer backend (default: %(default)s)")
     ann.add_argument("--max-gap", type=int, default=0,
                      help="most tokens between two MWE components; 0 = contiguous only (default: 0)")
@@ -114,17 +115,12 @@ def _configure_build(b: argparse.ArgumentParser) -> None:
 
 
 def annotator_from_args(args: argparse.Namespace):
-    """The `Annotator` of `mwemt annotate`, from the same arguments (the one place testset build
-    makes one)."""
-    from mwemt.formats import detect_lexicon_format
-    from mwemt.preprocess.annotate import Annotator
-    from mwemt.preprocess.lexicon import load_lexicon
+    """The `Annotator` of `mwemt annotate`, from the same arguments."""
+    from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
 
-    fmt = detect_lexicon_format(args.lexicon) if args.lexicon_format == "auto" else args.lexicon_format
-    lexicon = load_lexicon(args.lexicon, fmt, lang=args.lang, lemmatizer=args.lemmatizer,
-                           tokenize_entries=fmt != "cupt")
-    return Annotator(lexicon, lang=args.lang, lemmatizer=args.lemmatizer, max_gap=args.max_gap,
-                     pretokenized=args.pretokenized)
+    return build_annotator(AnnotatorConfig(lang=args.lang, lexicon=(args.lexicon,), lexicon_format=args.lexicon_format,
+                                           lemmatizer=args.lemmatizer, max_gap=args.max_gap,
+                                           pretokenized=args.pretokenized))
 
 
 def _read_build_pairs(args: argparse.Namespace) -> list[tuple[int, str, str]]:

@@ -138,7 +138,7 @@ def load_score_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike | N
     ``hyps``: (system name, file) pairs, the baseline first. ``ref``: one reference per line (default:
     the test set's references). ``testset``: the MWE test set (JSONL). ``alignments``: one Pharaoh
     file per system, in order. ``lexicon``: the target-language MWE lexicon (any
-    `mwemt.preprocess.lexicon.load_lexicon` format; the target side of bilingual ones), compiled
+    `mwemt.preprocess.annotate.load_lexicon` format; the target side of bilingual ones), compiled
     for ``lang``. ``compositionality``: a ``mwe<TAB>score`` table.
     """
     from mwemt.fileio import read_lines
@@ -162,7 +162,7 @@ def load_score_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike | N
                                     str(path), str(align_path) if align_path else None))
     lex = table = None
     if lexicon is not None:
-        from mwemt.preprocess.lexicon import load_lexicon
+        from mwemt.preprocess.annotate import load_lexicon
 
         lex = load_lexicon(lexicon, lexicon_format, lang=lang, side="target")
         sources["lexicon"] = str(lexicon)

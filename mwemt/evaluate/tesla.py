@@ -191,7 +191,7 @@ class Tesla(RatioMetric):
         self._comp_norm: dict[str, float] = {}
         if self.lexicon is not None:
             for key, value in comp.items():
-                self._comp_norm.setdefault(" ".join(self.lexicon.normalise(key.split())), value)
+                self._comp_norm.setdefault(" ".join(self.lexicon.normalize(key.split())), value)
         self._comp_cache: dict[str, float | None] = {}
 
         if isinstance(wordnet, bool):
@@ -208,7 +208,7 @@ class Tesla(RatioMetric):
                    wordnet: bool | str | Path = True, **kwargs) -> Tesla:
         """Read the compositionality table, the target-language lexicon and an OMW ``.tab`` wordnet
         (``wordnet=PATH``; True: English WordNet for English) and build the metric."""
-        from mwemt.preprocess.lexicon import load_lexicon
+        from mwemt.preprocess.annotate import load_lexicon
 
         table = CompositionalityTable.from_file(compositionality) if compositionality is not None else None
         lex = load_lexicon(lexicon, lexicon_format, lang=lang, side="target") if lexicon is not None else None
@@ -253,7 +253,7 @@ class Tesla(RatioMetric):
         key = normalise_mwe(mwe_lemma)
         value = self._comp_raw.get(key)
         if value is None and self.lexicon is not None:
-            value = self._comp_norm.get(" ".join(self.lexicon.normalise(key.split())))
+            value = self._comp_norm.get(" ".join(self.lexicon.normalize(key.split())))
             if value is None:
                 entry = self.lexicon.by_key.get(mwe_lemma)
                 value = entry.compositionality if entry is not None else None

@@ -173,7 +173,7 @@ def add_dictionary(table: MweTable, lexicon, source: str) -> None:
     """Mark each type covered or not by ``lexicon`` (a compiled `mwemt.preprocess.lexicon.Lexicon`)."""
     for typ in table.types:
         words = typ.key.split()
-        typ.in_dictionary = typ.key in lexicon.by_key or lexicon.normalise(words) in lexicon.normalised
+        typ.in_dictionary = typ.key in lexicon.by_key or lexicon.normalize(words) in lexicon.normalized
     table.sources["dictionary"] = source
 
 
