@@ -20,7 +20,7 @@ from mwemt.evaluate.compare.analysis import CompareSettings, compare_systems, de
 from mwemt.evaluate.compare.inputs import CompareInputs, load_compare_inputs
 
 __all__ = ["CompareInputs", "CompareSettings", "compare_systems", "default_metrics", "hit_definition",
-           "load_compare_inputs", "write_report", "REPORT_FILES"]
+           "load_compare_inputs", "publish_report", "write_report", "REPORT_FILES"]
 
 REPORT_FILES = ("index.html", "report.md", "report.json")
 
@@ -31,17 +31,40 @@ def write_report(directory: str | Path, report: dict) -> dict[str, Path]:
     are written (a failed render leaves any previous report as it was)."""
     from mwemt.evaluate.compare.html import render_html
     from mwemt.evaluate.compare.markdown import render_markdown
-    from mwemt.fileio import atomic_directory
     from mwemt.provenance import write_json
 
-    directory = Path(directory)
-    _check_replaceable(directory)
     html, markdown = render_html(report), render_markdown(report)
-    with atomic_directory(directory) as tmp:
-        os.chmod(tmp, 0o777 & ~_umask())   # mkdtemp makes 0700; a report is meant to be shared
+
+    def fill(tmp: Path) -> None:
         (tmp / "index.html").write_text(html, encoding="utf-8")
         (tmp / "report.md").write_text(markdown, encoding="utf-8")
         write_json(tmp / "report.json", report)
+
+    return _replace_directory(Path(directory), fill)
+
+
+def publish_report(written: str | Path, directory: str | Path) -> dict[str, Path]:
+    """Copy a report that `write_report` wrote (in ``written``) to ``directory``, which it replaces
+    as a whole, atomically (`mwemt run` keeps reports in its stage cache and publishes them)."""
+    import shutil
+
+    written = Path(written)
+    missing = [name for name in REPORT_FILES if not (written / name).is_file()]
+    if missing:
+        from mwemt.errors import MwemtError
+
+        raise MwemtError(f"{written}: not a complete report ({', '.join(missing)} missing)")
+    return _replace_directory(Path(directory),
+                              lambda tmp: [shutil.copyfile(written / name, tmp / name) for name in REPORT_FILES])
+
+
+def _replace_directory(directory: Path, fill) -> dict[str, Path]:
+    from mwemt.fileio import atomic_directory
+
+    _check_replaceable(directory)
+    with atomic_directory(directory) as tmp:
+        os.chmod(tmp, 0o777 & ~_umask())   # mkdtemp makes 0700; a report is meant to be shared
+        fill(tmp)
     return {name: directory / name for name in REPORT_FILES}
 
 

@@ -82,7 +82,7 @@ def load_compare_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike |
                         train_src: PathLike | None = None, train_tgt: PathLike | None = None,
                         mwe_compositionality: PathLike | None = None, dictionary: PathLike | None = None,
                         dictionary_format: str = "auto", tesla_lexicon: PathLike | None = None,
-                        tesla_compositionality: PathLike | None = None, lang: str = "en",
+                        tesla_lexicon_format: str = "auto", tesla_compositionality: PathLike | None = None, lang: str = "en",
                         src_lang: str = "en") -> CompareInputs:
     """Read and check every input of a comparison (see `load_score_inputs` for the shared ones).
 
@@ -94,7 +94,7 @@ def load_compare_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike |
     from mwemt.formats import read_compositionality
 
     score = load_score_inputs(hyps, ref=ref, testset=testset, lexicon=tesla_lexicon,
-                              compositionality=tesla_compositionality, lang=lang)
+                              lexicon_format=tesla_lexicon_format, compositionality=tesla_compositionality, lang=lang)
     labels: dict[str, str] = {}
     for role, path in (("src", src), ("train_src", train_src), ("train_tgt", train_tgt),
                        ("mwe_compositionality", mwe_compositionality), ("dictionary", dictionary)):
