@@ -35,6 +35,7 @@ examples:
       --mwe-compositionality comp.en.tsv -o runs/demo/report
   mwemt compare --ref test.it --hyp a.it --hyp b.it --hyp c.it --baseline b.it --lang it   # no MWE sections
 
+`mwemt run` and `mwemt demo` write this report for every test set of a grid (RUN/report/TEST/).
 Open OUTPUT/index.html in any browser. --hyp takes PATH or NAME=PATH; every hypothesis file has
 one line per reference line. --ref defaults to the test set's references; a test set must be the
 test set of --ref (and of --src), sentence by sentence."""
