@@ -3,8 +3,9 @@
 For every system: corpus -> [augment] -> annotate -> subword -> prepare -> train; then every test
 set's raw source is translated by the model directory (which annotates and segments it exactly as
 its training data was: `mwemt.nmt.translate.Translator`); finally every test set is scored for all
-systems at once (the baseline first, for the paired bootstrap) and results.{md,json,csv,png} are
-written in the run directory. `run_experiment` does all of it (`mwemt run`, `mwemt demo`);
+systems at once (the baseline first, for the paired bootstrap), each test set gets its comparison
+report (`mwemt.evaluate.compare`, published in RUN/report/TEST/) and results.{md,json,csv,png}
+are written in the run directory. `run_experiment` does all of it (`mwemt run`, `mwemt demo`);
 `train_system` runs the same steps for one system up to its trained model (`mwemt train`). Both
 use one `Runner`: the same stage cache, lock and manifest, so there is one pipeline.
 
