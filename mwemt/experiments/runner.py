@@ -58,6 +58,7 @@ class StageContext:
     seed: int
     progress: bool = True
     params: dict = field(default_factory=dict)   # run-time settings that do not change the result
+    run_dir: Path | None = None                  # the run directory (to name files relative to it)
     threads: int = 1         # this job's share of the cores (torch threads where the config leaves it open)
 
 
@@ -239,7 +240,7 @@ class Runner:
              hashes: dict[str, str], config: Any, params: dict | None) -> CacheEntry:
         directory = self.cache.directory(name, system, key)
         ctx = StageContext(name, system, inputs_p, config, directory, self.seed, self.progress, dict(params or {}),
-                           self.threads)
+                           self.run_dir, self.threads)
         record = {"stage": name, "system": system, "key": key, "config": to_plain(config),
                   "inputs": {k: {"path": str(p), "sha256": hashes[k]} for k, p in inputs_p.items()},
                   "mwemt": __version__}
