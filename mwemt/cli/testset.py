@@ -129,6 +129,9 @@ def _configure_build(b: argparse.ArgumentParser) -> None:
                      help="the training corpus's source side: no selected test sentence is in it, even as a "
                           "near-duplicate (same words, other case or punctuation), and the report counts each "
                           "MWE type's occurrences in it")
+    sel.add_argument("--training-target", metavar="FILE",
+                     help="target-side training text: a pair whose reference is in it (or a near-duplicate) "
+                          "is not selected")
     sel.add_argument("--seed", type=int, default=1, help="seeds the selection order and the report's sample "
                                                           "(default: %(default)s)")
     part = b.add_argument_group("idiomatic and literal parts")
@@ -185,7 +188,7 @@ def _build_config(args: argparse.Namespace):
 
     if args.max_per_type < 0 or (args.select is not None and args.select < 0):
         raise MwemtError("--max-per-type and --select must be >= 0")
-    selecting = args.max_per_type > 0 or args.select is not None or args.training_source
+    selecting = args.max_per_type > 0 or args.select is not None or args.training_source or args.training_target
     if selecting and args.all_sentences:
         raise MwemtError("--all-sentences keeps every pair: use it with --max-per-type 0, without --select "
                          "and --training-source")
@@ -218,9 +221,10 @@ def _run_build(args: argparse.Namespace) -> int:
     extra = read_extra_args(args, args.lang, args.tgt_lang)
     comp = read_compositionality(args.compositionality) if args.compositionality else None
     training = [s for s in read_lines(args.training_source) if s.strip()] if args.training_source else None
+    training_tgt = [t for t in read_lines(args.training_target) if t.strip()] if args.training_target else ()
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
     built = build_testset(rows, annotator, config, extra=extra, cache_dir=cache, compositionality=comp,
-                          training_source=training, progress=say)
+                          training_source=training, training_target=training_tgt, progress=say)
     write_testset(args.out, built.items)
     seconds = time.perf_counter() - started
     say(built.report.summary() + f"; {built.stats['mwes']:,} MWEs of {built.stats['types']:,} types written to "
@@ -228,7 +232,8 @@ def _run_build(args: argparse.Namespace) -> int:
         + f"\n{built.alignment_signature}")
     inputs = {k: v for k, v in (("src", args.src), ("tgt", args.tgt), ("tsv", args.tsv), ("lexicon", args.lexicon),
                                 ("compositionality", args.compositionality),
-                                ("training_source", args.training_source)) if v}
+                                ("training_source", args.training_source),
+                                ("training_target", args.training_target)) if v}
     if args.readme:
         notes = [f"Built by `mwemt testset build` from {', '.join(f'{k}={Path(v).name}' for k, v in inputs.items())}; "
                  f"annotator {annotator.signature}; {built.alignment_signature}."]

@@ -88,12 +88,14 @@ def mwe_type_counts(annotator, lines: Iterable[str]) -> dict[str, int]:
 def build_testset(rows: Sequence[tuple[int, str, str]], annotator, config: TestsetBuildConfig = TestsetBuildConfig(),
                   *, extra: tuple[Sequence, Sequence] | None = None, cache_dir=None,
                   compositionality: Mapping[str, float | None] | None = None,
-                  training_source: Sequence[str] | None = None,
+                  training_source: Sequence[str] | None = None, training_target: Iterable[str] = (),
                   progress: Progress = lambda _msg: None) -> BuiltTestset:
     """Build an MWE test set from ``rows`` = (line number, source, target) (see the module docstring).
 
     ``training_source``: the training corpus's source sentences; a selection never picks one of them
     or a near-duplicate, and the report counts each MWE type's occurrences in them.
+    ``training_target``: target-side training text (e.g. the sentences back-translation adds); a test
+    pair whose reference is one of them (or a near-duplicate) is not selected either.
     """
     kept = [r for r in rows if r[1].strip() and r[2].strip()]
     progress(f"annotating {len(kept):,} source sentences")
@@ -111,7 +113,8 @@ def build_testset(rows: Sequence[tuple[int, str, str]], annotator, config: Tests
     report.empty_pairs = len(rows) - len(kept)
     selection = None
     if config.selection is not None:
-        exclude = {near_duplicate_key(s) for s in training_source} if training_source is not None else set()
+        exclude = {near_duplicate_key(s) for s in training_source or ()}
+        exclude.update(near_duplicate_key(t) for t in training_target)
         items, selection = select_testset(items, config.selection, exclude)
         progress(selection.summary())
     if compositionality is not None:

@@ -12,8 +12,8 @@ Such a test cannot show what MWE-aware methods do. So `mwemt testset build` sele
   that bring a type's second occurrence, and so on up to the cap; selection stops once
   ``target_mwes`` MWEs are in (0: as many as the pool gives);
 - **disjointness from training**: a candidate whose near-duplicate key (`near_duplicate_key`:
-  casefolded words, punctuation and spacing ignored) occurs in the training text, or in a sentence
-  selected before it, is never selected.
+  casefolded words, punctuation and spacing ignored) or whose reference's key occurs in the training
+  text (either side), or whose source repeats a candidate taken before it, is never selected.
 
 Each kept MWE can then be put in a test *part* (`assign_parts`): "idiomatic" when its predicted
 compositionality is low or identification is confident it is idiomatic, "literal" otherwise, so a
@@ -90,7 +90,8 @@ class SelectionReport:
 def select_testset(items: Sequence[TestItem], config: SelectionConfig = SelectionConfig(),
                    exclude_keys: Iterable[str] = ()) -> tuple[list[TestItem], SelectionReport]:
     """The selected items (in pool order, MWEs over the cap removed) and a report; see the module
-    docstring. ``exclude_keys`` are `near_duplicate_key` values of the training text."""
+    docstring. ``exclude_keys`` are `near_duplicate_key` values of the training text (source and
+    target sentences alike: a test pair is left out when either of its sides is among them)."""
     excluded = set(exclude_keys)
     report = SelectionReport()
     pool: list[int] = []
@@ -101,7 +102,7 @@ def select_testset(items: Sequence[TestItem], config: SelectionConfig = Selectio
             continue
         report.candidates += 1
         key = near_duplicate_key(_raw_source(item))
-        if key in excluded:
+        if key in excluded or near_duplicate_key(item.meta.get("raw_reference") or item.reference) in excluded:
             report.excluded_training_duplicates += 1
             continue
         if key in seen_keys:
