@@ -227,3 +227,23 @@ def test_run_builds_a_capped_training_disjoint_test(tmp_path):
     train_keys = {near_duplicate_key(s) for s in train}
     assert not any(near_duplicate_key(it.meta["raw_source"]) in train_keys for it in items)
     assert read_lines(test.output("source")) == [it.source for it in items]
+
+
+def test_mwe_score_on_each_part():
+    from mwemt.evaluate.registry import MetricOptions, build_metric
+
+    items = [TestItem("1", "he kicked the bucket and went to school", "x",
+                      [TestMwe((1, 2, 3), "kick the bucket", "tirò le cuoia", part="idiomatic"),
+                       TestMwe((5, 6), "go to", "andò a", part="literal")]),
+             TestItem("2", "she went to bed", "x", [TestMwe((1, 2), "go to", "andò a", part="literal")])]
+    hyps = ["lui tirò le cuoia e corse verso scuola", "lei corse verso il letto"]
+    refs = [it.mwes for it in items]
+    scores = {}
+    for name in ("mwe", "mwe-idiomatic", "mwe-literal"):
+        metric = build_metric(name, MetricOptions(lang="it"))
+        scores[name] = metric.corpus_score(hyps, refs)
+    assert scores["mwe-idiomatic"].score == pytest.approx(100.0)
+    assert scores["mwe-literal"].score < scores["mwe"].score < scores["mwe-idiomatic"].score
+    assert scores["mwe-idiomatic"].extra["mwes"] == 1 and scores["mwe-literal"].extra["mwes"] == 2
+    sig = str(scores["mwe-idiomatic"].signature)
+    assert "part:idiomatic" in sig and sig.startswith("MWE-idiomatic")

@@ -176,7 +176,7 @@ class TestConfig:
                                    "`from_ted`")
         if self.build is not None and (self.testset or self.from_ted):
             raise node.error("build", "builds a test set from `source` and `reference`: remove `testset`/`from_ted`")
-        if "mwe" in self.metrics and not (self.testset or self.from_ted or self.build):
+        if any(m.startswith("mwe") for m in self.metrics) and not (self.testset or self.from_ted or self.build):
             raise node.error("metrics", "the MWE score needs an MWE-annotated test set (`testset`, `from_ted` or "
                                         "`build`)")
         return self
