@@ -247,3 +247,13 @@ def test_mwe_score_on_each_part():
     assert scores["mwe-idiomatic"].extra["mwes"] == 1 and scores["mwe-literal"].extra["mwes"] == 2
     sig = str(scores["mwe-idiomatic"].signature)
     assert "part:idiomatic" in sig and sig.startswith("MWE-idiomatic")
+
+
+def test_coarse_categories():
+    from mwemt.preprocess.testset_report import coarse_category
+
+    assert [coarse_category(c) for c in ("verb.motion", "noun.artifact", "adv.all", "adj.pert", "VID",
+                                         "LVC.full", "NotMWE", "")] == \
+        ["verbal", "nominal", "adverbial", "adjectival", "verbal", "verbal", "other", "unknown"]
+    items = [TestItem("1", "a b c d", "x", [TestMwe((0, 1), "a b", "x", "verb.body"), TestMwe((2, 3), "c d", "y", "adv.all")])]
+    assert describe_testset(items)["coarse_categories"] == {"verbal": 1, "adverbial": 1}

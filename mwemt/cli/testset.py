@@ -238,7 +238,7 @@ def _run_build(args: argparse.Namespace) -> int:
         notes = [f"Built by `mwemt testset build` from {', '.join(f'{k}={Path(v).name}' for k, v in inputs.items())}; "
                  f"annotator {annotator.signature}; {built.alignment_signature}."]
         if built.selection is not None:
-            notes.append(built.selection.summary().capitalize() + ".")
+            notes.append(built.selection.summary() + ".")
         with atomic_write(args.readme) as fh:
             fh.write(render_markdown(built.stats, f"MWE test set {Path(args.out).name}", notes))
     if args.report:

@@ -154,7 +154,7 @@ def build_testset_stage(ctx, c: TestBuildSection, lowercase: bool):
                           progress=lambda msg: print(f"  {ctx.system}: {msg}", flush=True))
     notes = [f"Built inside `mwemt run` by `mwemt.preprocess.testset_build` from {len(src):,} held-out pairs; "
              f"annotator {annotator.signature}; {built.alignment_signature}.",
-             built.selection.summary().capitalize() + "." if built.selection else ""]
+             built.selection.summary() + "." if built.selection else ""]
     (ctx.out / "README.md").write_text(render_markdown(built.stats, f"MWE test set {ctx.system}", notes),
                                        encoding="utf-8")
     write_json(ctx.out / "build.json", {"config": to_plain(c), "annotator": annotator.signature,

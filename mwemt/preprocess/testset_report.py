@@ -17,6 +17,20 @@ from mwemt.preprocess.testset_select import mwe_type
 from mwemt.records import TestItem, TestMwe
 
 FREQUENCY_BANDS = (("never", 0, 0), ("rarely (1-9)", 1, 9), ("often (10+)", 10, None))
+# Coarse categories: OEWN lexicographer files (verb.motion, adv.all, ...) by their part of speech,
+# PARSEME's verbal categories (VID, LVC.full, VPC.semi, IRV, MVC, IAV) as verbal.
+COARSE = {"verb": "verbal", "noun": "nominal", "adv": "adverbial", "adj": "adjectival"}
+PARSEME_VERBAL = ("VID", "LVC", "VPC", "IRV", "MVC", "IAV")
+
+
+def coarse_category(category: str) -> str:
+    """verbal, nominal, adverbial, adjectival, other or unknown (no category)."""
+    if not category:
+        return "unknown"
+    head = category.split(".")[0]
+    if head in COARSE:
+        return COARSE[head]
+    return "verbal" if head.upper() in PARSEME_VERBAL else "other"
 
 
 def _contiguous(m: TestMwe) -> bool:
@@ -51,6 +65,7 @@ def describe_testset(items: Sequence[TestItem], training_counts: Mapping[str, in
         "max_per_type": max(types.values(), default=0),
         "top10_share": round(sum(c for _, c in top10) / n, 4) if n else 0.0,
         "top10": [{"name": t, "count": c} for t, c in top10],
+        "coarse_categories": dict(Counter(coarse_category(m.category) for _, m in mwes).most_common()),
         "categories": dict(Counter(m.category or "(none)" for _, m in mwes).most_common()),
         "shape": {"contiguous": sum(_contiguous(m) for _, m in mwes),
                   "gapped": sum(not _contiguous(m) for _, m in mwes)},
@@ -72,7 +87,8 @@ def describe_testset(items: Sequence[TestItem], training_counts: Mapping[str, in
 
 
 def _sample_row(item: TestItem, m: TestMwe) -> dict:
-    return {"id": item.id, "mwe": m.display_name, "surface": m.surface, "mwe_reference": m.reference,
+    written = m.surface if m.surface and m.surface.casefold() != m.display_name.casefold() else ""
+    return {"id": item.id, "mwe": m.display_name + (f" ({written})" if written else ""), "surface": m.surface, "mwe_reference": m.reference,
             "part": m.part, "source": item.meta.get("raw_source") or item.source,
             "reference": item.meta.get("raw_reference") or item.reference}
 
@@ -91,7 +107,7 @@ def render_markdown(stats: dict, title: str, notes: Sequence[str] = ()) -> str:
              "| top-10 type | occurrences |", "|---|---|",
              *(f"| {r['name']} | {r['count']} |" for r in stats["top10"]), "",
              "| category | MWEs |", "|---|---|",
-             *(f"| {c} | {_pct(k, n)} |" for c, k in stats["categories"].items()), "",
+             *(f"| {c} | {_pct(k, n)} |" for c, k in stats["coarse_categories"].items()), "",
              "| shape | MWEs |", "|---|---|",
              *(f"| {s} | {_pct(k, n)} |" for s, k in stats["shape"].items()), ""]
     t = stats["compositionality_tertiles"]

@@ -80,7 +80,7 @@ class SelectionReport:
         return {k: v for k, v in vars(self).items()}
 
     def summary(self) -> str:
-        return (f"selected {self.selected_mwes} MWEs of {self.selected_types} types in {self.selected_items} "
+        return (f"Selected {self.selected_mwes} MWEs of {self.selected_types} types in {self.selected_items} "
                 f"sentences from {self.candidates} candidates ({self.mwes_in_pool} MWEs of {self.types_in_pool} "
                 f"types); {self.excluded_training_duplicates} candidates left out as near-duplicates of training "
                 f"text, {self.excluded_pool_duplicates} as repeats in the pool; {self.capped_mwes} MWEs over the "
