@@ -116,7 +116,8 @@ class TestBuildConfig:
     """An MWE test built inside the run as `mwemt testset build` builds one
     (`mwemt.preprocess.testset_build`): the lexicon's MWEs in the test pairs, their reference
     translations by word alignment, a diverse selection that shares no sentence (nor a near-duplicate)
-    with the training data, and an idiomatic/literal part per MWE."""
+    with the training data, and an idiomatic/literal part per MWE. MWEs are identified as the systems
+    identify them: with the run's `preprocess` section (lemmatizer, max_gap, identification filters)."""
 
     __test__ = False  # not a pytest class
 
@@ -124,8 +125,6 @@ class TestBuildConfig:
                                   help="source-language MWE lexicon")
     lexicon_format: str = setting("auto", choices=LEXICON_FORMATS, doc_default="data.lexicon_format with "
                                   "data.lexicon", help="format of `lexicon`")
-    lemmatizer: str = setting("simplemma", choices=BACKENDS, help="lemmatizer of the MWE look-up")
-    max_gap: int = setting(0, minimum=0, help="most tokens between two MWE components (0 = contiguous only)")
     max_per_type: int = setting(3, minimum=0, help="at most this many occurrences of one MWE type (0 = no cap)")
     select: int = setting(0, minimum=0, help="stop once this many MWEs are selected, new types first (0 = every "
                                              "sentence the cap allows)")

@@ -78,15 +78,19 @@ class Pipeline:
             build = None
             if t.build is not None:
                 b = t.build
+                lexicon = b.lexicon or cfg.data.lexicon
                 build = S.TestBuildSection(
-                    cfg.src_lang, cfg.tgt_lang, cfg.seed,
+                    cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.preprocess,
                     lexicon_format=b.lexicon_format if b.lexicon else cfg.data.lexicon_format,
-                    lemmatizer=b.lemmatizer, max_gap=b.max_gap, max_per_type=b.max_per_type, select=b.select,
+                    lexicon_side="source" if b.lexicon else cfg.data.lexicon_side,
+                    max_per_type=b.max_per_type, select=b.select,
                     idiomatic_below=b.idiomatic_below, idiomatic_confidence=b.idiomatic_confidence,
                     alignment_extra=b.alignment_extra, samplers=b.samplers)
                 corpus = self.corpus()
-                inputs.update(lexicon=b.lexicon or cfg.data.lexicon, train_src=corpus.output("train_src"),
-                              train_tgt=corpus.output("train_tgt"), rest_tgt=corpus.output("rest_tgt"))
+                inputs.update(lexicon=lexicon, train_src=corpus.output("train_src"),
+                              train_tgt=corpus.output("train_tgt"), rest_tgt=corpus.output("rest_tgt"),
+                              **S.filter_files(cfg.preprocess, cfg.src_lang, build.lexicon_format,
+                                               build.lexicon_side, lexicon))
                 if b.compositionality:
                     inputs["compositionality"] = b.compositionality
             section = S.TestDataSection(cfg.lowercase, t.max_items, t.annotator, t.all_sentences, build)

@@ -97,9 +97,9 @@ class TestBuildSection:
     src_lang: str
     tgt_lang: str
     seed: int
+    preprocess: PreprocessConfig      # the run's: the same MWE identification as the systems'
     lexicon_format: str = "auto"
-    lemmatizer: str = "simplemma"
-    max_gap: int = 0
+    lexicon_side: str = "source"
     max_per_type: int = 3
     select: int = 0
     idiomatic_below: float | None = None
@@ -135,9 +135,8 @@ def build_testset_stage(ctx, c: TestBuildSection, lowercase: bool):
     src, tgt = cased(read_lines(ctx.inputs["source"])), cased(read_lines(ctx.inputs["reference"]))
     if len(src) != len(tgt):
         raise MwemtError(f"test {ctx.system}: {len(src)} source lines but {len(tgt)} references")
-    annotator = build_annotator(AnnotatorConfig(lang=c.src_lang, lexicon=(str(ctx.inputs["lexicon"]),),
-                                                lexicon_format=c.lexicon_format, lemmatizer=c.lemmatizer,
-                                                max_gap=c.max_gap))
+    annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side,
+                                                  ctx.inputs))
     train = list(iter_parallel(ctx.inputs["train_src"], ctx.inputs["train_tgt"]))
     extra = None
     if c.alignment_extra:
@@ -318,25 +317,41 @@ class AnnotateSection:
     preprocess: PreprocessConfig
 
     def annotator(self, inputs: Mapping[str, str | Path]) -> AnnotatorConfig:
-        """The annotator of this section on a stage's input files: ``lexicon``, and ``filters`` /
-        ``raw_corpus`` when the identification filters come from files (`filter_inputs`)."""
+        """The annotator of this section on a stage's input files (`lexicon_annotator`); no lexicon
+        for a plain-text system."""
         lexicon = inputs.get("lexicon") if self.encoding != "none" else None
-        config = AnnotatorConfig.of(self.preprocess, lang=self.src_lang, lexicon=(lexicon,) if lexicon else (),
-                                    lexicon_format=self.lexicon_format, lexicon_side=self.lexicon_side)
-        if lexicon and "filters" in inputs:
-            config = replace(config, filters=str(inputs["filters"]))
-        if lexicon and "raw_corpus" in inputs:
-            config = replace(config, raw_corpus=str(inputs["raw_corpus"]))
-        return config
+        return lexicon_annotator(self.preprocess, self.src_lang, self.lexicon_format, self.lexicon_side,
+                                 {**inputs, "lexicon": lexicon} if lexicon else {})
 
     def filter_inputs(self, lexicon: str | Path | None) -> dict[str, Path]:
-        """The files besides the lexicon that the identification filters come from (a saved filter
-        model, a raw corpus), as stage inputs: their content is part of the cache key."""
-        from mwemt.preprocess.identification import filter_source_files
-
+        """The files besides the lexicon that the identification filters come from (`filter_files`)."""
         if lexicon is None or self.encoding == "none":
             return {}
-        return filter_source_files(lexicon, self.annotator({"lexicon": lexicon}).identification)
+        return filter_files(self.preprocess, self.src_lang, self.lexicon_format, self.lexicon_side, lexicon)
+
+
+def lexicon_annotator(preprocess: PreprocessConfig, lang: str, lexicon_format: str, lexicon_side: str,
+                      inputs: Mapping[str, str | Path]) -> AnnotatorConfig:
+    """The annotator of a `preprocess` section on a stage's input files: ``lexicon``, and ``filters``
+    / ``raw_corpus`` when the identification filters come from files (`filter_files`)."""
+    lexicon = inputs.get("lexicon")
+    config = AnnotatorConfig.of(preprocess, lang=lang, lexicon=(lexicon,) if lexicon else (),
+                                lexicon_format=lexicon_format, lexicon_side=lexicon_side)
+    if lexicon and "filters" in inputs:
+        config = replace(config, filters=str(inputs["filters"]))
+    if lexicon and "raw_corpus" in inputs:
+        config = replace(config, raw_corpus=str(inputs["raw_corpus"]))
+    return config
+
+
+def filter_files(preprocess: PreprocessConfig, lang: str, lexicon_format: str, lexicon_side: str,
+                 lexicon: str | Path) -> dict[str, Path]:
+    """The files besides the lexicon that the identification filters come from (a saved filter
+    model, a raw corpus), as stage inputs: their content is part of the cache key."""
+    from mwemt.preprocess.identification import filter_source_files
+
+    config = lexicon_annotator(preprocess, lang, lexicon_format, lexicon_side, {"lexicon": lexicon})
+    return filter_source_files(lexicon, config.identification)
 
 
 def annotate_stage(ctx) -> dict:
