@@ -10,9 +10,16 @@ import pytest
 from mwemt.cli import main
 from mwemt.errors import InputError
 from mwemt.formats import read_testset, write_testset
-from mwemt.preprocess.testset_report import render_markdown, describe_testset
-from mwemt.preprocess.testset_select import (PartRule, SelectionConfig, assign_parts, lower_tertile,
-                                             near_duplicate_key, select_testset, with_scores)
+from mwemt.preprocess.testset_report import describe_testset, render_markdown
+from mwemt.preprocess.testset_select import (
+    PartRule,
+    SelectionConfig,
+    assign_parts,
+    lower_tertile,
+    near_duplicate_key,
+    select_testset,
+    with_scores,
+)
 from mwemt.records import TestItem, TestMwe
 
 

@@ -181,12 +181,11 @@ def _read_build_pairs(args: argparse.Namespace) -> list[tuple[int, str, str]]:
 
 def _build_config(args: argparse.Namespace):
     """The `TestsetBuildConfig` of the arguments."""
+    from mwemt.cli.align import aligner_settings
     from mwemt.errors import MwemtError
     from mwemt.preprocess.aligned_testset import ReferenceFilters
     from mwemt.preprocess.testset_build import TestsetBuildConfig
     from mwemt.preprocess.testset_select import SelectionConfig
-
-    from mwemt.cli.align import aligner_settings
 
     if args.max_per_type < 0 or (args.select is not None and args.select < 0):
         raise MwemtError("--max-per-type and --select must be >= 0")

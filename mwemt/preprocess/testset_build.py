@@ -25,9 +25,17 @@ from dataclasses import asdict, dataclass, field
 from mwemt.preprocess.align import AlignConfig, align_directional, signature, tokenize_side
 from mwemt.preprocess.aligned_testset import BuildReport, ReferenceFilters, build_aligned_testset
 from mwemt.preprocess.testset_report import describe_testset
-from mwemt.preprocess.testset_select import (PartRule, SelectionConfig, SelectionReport, assign_parts,
-                                             lower_tertile, mwe_type, near_duplicate_key, select_testset,
-                                             with_scores)
+from mwemt.preprocess.testset_select import (
+    PartRule,
+    SelectionConfig,
+    SelectionReport,
+    assign_parts,
+    lower_tertile,
+    mwe_type,
+    near_duplicate_key,
+    select_testset,
+    with_scores,
+)
 from mwemt.records import TestItem
 
 Progress = Callable[[str], None]
