@@ -93,7 +93,11 @@ class Translator:
             model_file(model_dir, f"dict.{factor_lang(pre['src_lang'], k)}.txt", f"dictionary of factor {k}")
         model_file(model_dir, f"dict.{pre['tgt_lang']}.txt", "target dictionary")
         if task_name == "factored_translation":
-            cfg.task.source_factors = int(pre["factors"])
+            from omegaconf import open_dict
+
+            with open_dict(cfg.task):
+                cfg.task.source_factors = int(pre["factors"])
+                cfg.task.autocast_bf16 = False   # decoding stays fp32 whatever the training precision
         if "eval_bleu" in cfg.task:
             cfg.task.eval_bleu = False
         task = tasks.setup_task(cfg.task)
