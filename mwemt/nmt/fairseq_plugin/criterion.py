@@ -29,7 +29,9 @@ class LabelSmoothedNLL(torch.autograd.Function):
     """``(loss, nll)`` summed over rows of ``logits`` (N, V) for targets (N,), with fairseq's smoothing.
 
     The forward pass keeps only the log-probabilities (one fp32 tensor); the backward pass turns
-    them into the gradient in place: ``c1 * softmax - c2 * onehot - c3``.
+    them into the gradient in place: ``c1 * softmax - c2 * onehot - c3``. So the graph can be
+    differentiated once (as training does); ``retain_graph`` for a second backward is refused by
+    autograd's in-place check.
     """
 
     @staticmethod
