@@ -36,6 +36,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="torch CPU threads; 0 = one per core (default: %(default)s, fastest on a shared machine)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where to decode (default: a GPU if there is one)")
+    p.add_argument("--precision", choices=("fp32", "bf16", "int8"), default="fp32",
+                   help="arithmetic for decoding: fp32 (default), bf16 autocast (CPUs with avx512_bf16/amx_bf16) "
+                        "or int8 dynamic quantization (CPU); bench/decode_speed.py measures speed and BLEU")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
 
@@ -44,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     from mwemt.nmt.translate import Translator
 
     translator = Translator.load(args.model, checkpoint=args.checkpoint, threads=args.threads or None,
-                                 lexicon=args.lexicon, device=args.device)
+                                 lexicon=args.lexicon, device=args.device,
+                                 precision=args.precision)
     lines = read_lines(args.input)
     hyps = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, sampling=args.sampling,
                                 topk=args.topk, seed=args.seed, input_format=args.input_format,
