@@ -86,19 +86,23 @@ def test_fused_loss_equals_fairseq_label_smoothing(dtype):
     assert torch.allclose(ours_in.grad.double(), ref_in.grad, atol=1e-9 if dtype == "float64" else 1e-2)
 
 
+def tiny_model(data_dir, *extra):
+    """Task, tiny model, fused criterion and one batch of the whole training split."""
+    task, cfg = setup(data_dir, "--arch", "factored_transformer_tiny", "--encoder-embed-dim", "32",
+                      "--decoder-embed-dim", "32", "--criterion", "label_smoothed_cross_entropy_fused",
+                      "--label-smoothing", "0.1", *extra)
+    task.load_dataset("train")
+    ds = task.dataset("train")
+    return (task, task.build_model(cfg.model), task.build_criterion(cfg.criterion),
+            ds.collater([ds[i] for i in range(len(ds))]))
+
+
 @requires_nmt
 def test_fused_criterion_matches_stock_criterion_on_a_model(data3):  # noqa: F811
     import torch
 
-    task, cfg = setup(data3, "--arch", "factored_transformer_tiny", "--encoder-embed-dim", "32",
-                      "--decoder-embed-dim", "32", "--share-decoder-input-output-embed",
-                      "--criterion", "label_smoothed_cross_entropy_fused", "--label-smoothing", "0.1")
-    task.load_dataset("train")
-    model = task.build_model(cfg.model)
+    task, model, fused, batch = tiny_model(data3, "--share-decoder-input-output-embed")
     model.eval()                                   # no dropout: both passes see the same network
-    ds = task.dataset("train")
-    batch = ds.collater([ds[i] for i in range(len(ds))])
-    fused = task.build_criterion(cfg.criterion)
     from fairseq.criterions.label_smoothed_cross_entropy import LabelSmoothedCrossEntropyCriterion
 
     stock = LabelSmoothedCrossEntropyCriterion(task, False, 0.1)
@@ -119,17 +123,10 @@ def test_autocast_bf16_trains_in_bf16_with_fp32_weights(data3):  # noqa: F811
     import torch
     from fairseq.modules.multihead_attention import MultiheadAttention
 
-    task, cfg = setup(data3, "--arch", "factored_transformer_tiny", "--encoder-embed-dim", "32",
-                      "--decoder-embed-dim", "32", "--autocast-bf16",
-                      "--criterion", "label_smoothed_cross_entropy_fused", "--label-smoothing", "0.1")
-    task.load_dataset("train")
-    model = task.build_model(cfg.model)
+    task, model, crit, batch = tiny_model(data3, "--autocast-bf16")
     assert all(m.skip_embed_dim_check for m in model.modules() if isinstance(m, MultiheadAttention))
     seen = []
     hook = model.decoder.output_projection.register_forward_hook(lambda m, i, o: seen.append(o.dtype))
-    ds = task.dataset("train")
-    batch = ds.collater([ds[i] for i in range(len(ds))])
-    crit = task.build_criterion(cfg.criterion)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
 
     class Backward:                                # the one optimizer method train_step calls
