@@ -51,52 +51,50 @@ FIXTURE = ROOT / "tests" / "fixtures" / "nmt"
 
 # ---------------------------------------------------------------- data
 
-def build_data(workdir: Path, pairs: int, vocab: int) -> tuple[Path, dict]:
-    """Split, tokenize, segment (joint BPE) and binarize with `mwemt train`'s own stages (cached)."""
-    from mwemt.nmt.config import resolve
-    from mwemt.nmt.train import annotate_corpus, prepare_corpus, subword_corpus
+def build_data(workdir: Path, pairs: int, vocabs: list[int]) -> tuple[dict[int, Path], dict]:
+    """Split, tokenize, segment (joint BPE) and binarize with the stages `mwemt train` runs (cached in
+    ``workdir``): one baseline system per vocabulary size, on the same training sample."""
+    from mwemt.experiments.config import config_from_data
+    from mwemt.experiments.experiment import prepare_system
 
     if TSV.exists():
-        from mwemt.augment.corpus import split_tsv
-
-        split_dir = workdir / "split"
-        if not (split_dir / "split.manifest.json").exists():
-            split_tsv(TSV, split_dir, valid_size=1000, test_size=2000, seed=1)
-        data = {"train": {"src": str(split_dir / "train.en"), "tgt": str(split_dir / "train.it")},
-                "valid": {"src": str(split_dir / "valid.en"), "tgt": str(split_dir / "valid.it")},
-                "max_train_lines": pairs, "train_sample": "random"}
-        source = f"Tatoeba EN-IT, {pairs} training pairs (seeded sample of the seed-1 split), 1,000+ valid"
+        data = {"split": {"tsv": str(TSV), "valid_size": 1000, "test_size": 2000, "train_size": pairs}}
+        source = f"Tatoeba EN-IT, a seeded sample of {pairs} training pairs of the seed-1 split, 1,000+ valid"
     else:
-        data = {"train": {"src": str(FIXTURE / "train.en"), "tgt": str(FIXTURE / "train.it")},
-                "valid": {"src": str(FIXTURE / "valid.en"), "tgt": str(FIXTURE / "valid.it")}}
+        data = {"train": str(FIXTURE / "train"), "valid": str(FIXTURE / "valid")}
         source = "test fixture (shared data not found)"
-        vocab = min(vocab, 400)
-    cfg = resolve({"src_lang": "en", "tgt_lang": "it", "data": data, "subword": {"vocab_size": vocab}})
-    work = workdir / f"vocab{vocab}"
-    tok = annotate_corpus(cfg, work, progress=False)
-    seg, _, _ = subword_corpus(cfg, work, tok, progress=False)
-    return prepare_corpus(cfg, work, seg, progress=False), {"data": source}
+    size = {v: v if TSV.exists() else min(v, 400) for v in vocabs}    # the fixture is tiny
+    systems = {f"vocab{n}": {"encoding": "none", "subword": {"vocab_size": n}} for n in size.values()}
+    cfg = config_from_data({"src_lang": "en", "tgt_lang": "it", "data": data, "systems": systems})
+    bins = {v: prepare_system(cfg, f"vocab{n}", workdir, progress=False)[1] for v, n in size.items()}
+    return bins, {"data": source}
 
 
 def word_counts(data_bin: Path, split: str) -> list[int]:
-    """Target words (Moses tokens) per sentence id of ``split``, from the tokenized text."""
-    text = data_bin.parent / "text" / f"{split}.tok.it"
-    return [len(line.split()) for line in text.read_text(encoding="utf-8").splitlines()]
+    """Target words (Moses tokens) per sentence id of ``split``: the tokenized text the prepare stage's
+    segmented input was made from (followed through the stages' DONE records)."""
+    import json
+
+    def inputs(stage_dir: Path) -> dict:
+        return json.loads((stage_dir / "DONE").read_text(encoding="utf-8"))["inputs"]
+
+    segmented = Path(inputs(data_bin.parent)[f"{split}_tgt"]["path"])
+    tokenized = Path(inputs(segmented.parent.parent)[f"{split}_tgt"]["path"])
+    return [len(line.split()) for line in tokenized.read_text(encoding="utf-8").splitlines()]
 
 
 # ---------------------------------------------------------------- one setting in one process
 
 def fairseq_args(spec: dict) -> list[str]:
     """`mwemt train`'s fairseq-train command line for this setting (validation by loss, no BLEU)."""
-    from mwemt.nmt.config import resolve
-    from mwemt.nmt.train import fairseq_train_args
+    from mwemt.nmt.config import ModelConfig, TrainConfig, with_preset
+    from mwemt.nmt.train import FairseqJob, fairseq_train_args
 
-    cfg = resolve({"src_lang": "en", "tgt_lang": "it", "seed": spec["seed"],
-                   "data": {"train": {"src": "x", "tgt": "x"}, "valid": {"src": "x", "tgt": "x"}},
-                   "model": {"preset": "small", "share": spec["share"]},
-                   "train": {"max_tokens": spec["max_tokens"], "precision": spec["precision"],
-                             "early_stop": "loss", "max_update": 100000}})
-    args = fairseq_train_args(cfg, Path(spec["data_bin"]), Path(spec["save_dir"]), "cpu")
+    model, train = with_preset(ModelConfig(preset="small", share=spec["share"]),
+                               TrainConfig(max_tokens=spec["max_tokens"], precision=spec["precision"],
+                                           early_stop="loss", max_update=100000))
+    job = FairseqJob(model, train, "en", "it", factors=1, seed=spec["seed"])
+    args = fairseq_train_args(job, Path(spec["data_bin"]), Path(spec["save_dir"]), "cpu")
     if not spec["fused"]:
         args[args.index("label_smoothed_cross_entropy_fused")] = "label_smoothed_cross_entropy"
     return args + ["--num-workers", "0", "--disable-validation"]
@@ -215,7 +213,13 @@ class Worker:
         finally:
             os.environ.clear()
             os.environ.update(saved)
-        self.info = self.conn.recv()
+        self.info = None
+
+    def ready(self) -> Worker:
+        """Wait until the process has built its model (processes start in parallel, then wait here)."""
+        if self.info is None:
+            self.info = self.conn.recv()
+        return self
 
     def start(self, cmd: str, arg=None) -> None:
         self.conn.send((cmd, arg))
@@ -313,15 +317,13 @@ def main() -> int:
     workdir = Path(a.workdir)
     print(describe(), f"| torch {torch.__version__}", flush=True)
     print(f"load before: {uptime()}", flush=True)
-    data, meta = {}, {}
-    for v in sorted({a.vocab, a.small_vocab}):
-        data[v], meta = build_data(workdir, a.pairs, v)
+    data, meta = build_data(workdir, a.pairs, sorted({a.vocab, a.small_vocab}))
     peaks = {(t, d): matmul_peak(t, d) for t in (1, 2) for d in ("float32", "bfloat16")}
     ctx = mp.get_context("spawn")
     specs = settings(a, data, workdir)
     print(f"data: {meta['data']}; preset small, max_tokens {a.max_tokens}; {a.rounds} rounds x {a.updates} "
           f"updates per setting, two settings at a time (1 thread each)", flush=True)
-    workers = [Worker(ctx, s, s["env"]) for s in specs]
+    workers = [w.ready() for w in [Worker(ctx, s, s["env"]) for s in specs]]
     totals = {s["name"]: {"tokens": 0, "words": 0, "cpu": 0.0, "wall": 0.0} for s in specs}
     for w in workers:                                   # warm-up: allocator, first batches
         w.call("train", 2)
@@ -348,6 +350,8 @@ def main() -> int:
     thread_totals = {"1 thread x 2 jobs": [0, 0.0], "2 threads x 1 job": [0, 0.0]}
     two_jobs = [Worker(ctx, {**new, "seed": new["seed"] + k}, allocator_env()) for k in range(2)]
     one_job = Worker(ctx, {**new, "threads": 2}, allocator_env())
+    for w in (*two_jobs, one_job):
+        w.ready()
     for w in (*two_jobs, one_job):
         w.call("train", 2)
     for r in range(a.thread_rounds):

@@ -34,29 +34,33 @@ def test_precision_auto_follows_the_cpu():
         resolve_precision("fp16", "cpu", AMX)
 
 
-def test_config_checks_precision_and_knows_the_small_preset():
-    from mwemt.errors import MwemtError
-    from mwemt.nmt.config import resolve
+def test_config_checks_precision_and_knows_the_small_preset(tmp_path):
+    from mwemt.experiments.config import config_from_data
+    from mwemt.schema import ConfigError
 
-    base = {"src_lang": "en", "tgt_lang": "it", "data": {"train": {"src": "a", "tgt": "b"},
-                                                         "valid": {"src": "a", "tgt": "b"}}}
-    cfg = resolve({**base, "model": {"preset": "small"}})
-    assert cfg["train"]["precision"] == "auto" and cfg["model"]["arch"] == "factored_transformer_small"
-    assert (cfg["train"]["lr"], cfg["train"]["warmup_updates"]) == (1e-3, 300)
-    with pytest.raises(MwemtError, match="train.precision"):
-        resolve({**base, "train": {"precision": "half"}})
+    (tmp_path / "c.en").write_text("a\n", encoding="utf-8")
+    (tmp_path / "c.it").write_text("b\n", encoding="utf-8")
+    base = {"data": {"train": "c", "valid": "c"}, "model": {"preset": "small"}, "systems": {"b": {}}}
+    system = config_from_data(base, base_dir=tmp_path).systems["b"]
+    assert system.train.precision == "auto" and system.model.arch == "factored_transformer_small"
+    assert (system.train.lr, system.train.warmup_updates) == (1e-3, 300)
+    with pytest.raises(ConfigError, match=r"train\.precision.*half"):
+        config_from_data({**base, "train": {"precision": "half"}}, base_dir=tmp_path)
+
+
+def train_job(**train):
+    from mwemt.nmt.config import ModelConfig, TrainConfig, with_preset
+    from mwemt.nmt.train import FairseqJob
+
+    return FairseqJob(*with_preset(ModelConfig(), TrainConfig(**train)), "en", "it", factors=1, seed=1)
 
 
 @requires_nmt
-def test_train_args_use_fused_loss_and_autocast_only_for_bf16(tmp_path, monkeypatch):
-    from mwemt.nmt import train as train_mod
-    from mwemt.nmt.config import resolve
+def test_train_args_use_fused_loss_and_autocast_only_for_bf16(tmp_path):
+    from mwemt.nmt.train import fairseq_train_args
 
-    base = {"src_lang": "en", "tgt_lang": "it", "data": {"train": {"src": "a", "tgt": "b"},
-                                                         "valid": {"src": "a", "tgt": "b"}}}
     for precision, expected in (("fp32", False), ("bf16", True)):
-        cfg = resolve({**base, "train": {"precision": precision}})
-        args = train_mod.fairseq_train_args(cfg, tmp_path, tmp_path, "cpu")
+        args = fairseq_train_args(train_job(precision=precision), tmp_path, tmp_path, "cpu")
         assert args[args.index("--criterion") + 1] == "label_smoothed_cross_entropy_fused"
         assert ("--autocast-bf16" in args) is expected
 
