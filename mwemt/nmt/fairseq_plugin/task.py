@@ -26,7 +26,6 @@ import os
 from dataclasses import dataclass, field
 
 import torch
-
 from fairseq import utils
 from fairseq.data import data_utils
 from fairseq.tasks import register_task
