@@ -64,9 +64,11 @@ def main() -> None:
     if not args.lexicon.exists():
         sys.exit(f"lexicon not found: {args.lexicon} (needs ../shared/data)")
 
+    from mwemt.nmt.cpu import describe
     from mwemt.preprocess.annotate import AnnotationReport, AnnotatorConfig, annotate_stream, build_annotator
     from mwemt.preprocess.tokenize import tokenize
 
+    print(describe(), flush=True)
     sents = load_sentences(args.sentences, args.corpus)
     n_tok = sum(len(s.split()) for s in sents)
     print(f"corpus: {len(sents)} sentences (~{n_tok} words); lexicon: {args.lexicon.name}")

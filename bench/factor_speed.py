@@ -155,6 +155,9 @@ def main() -> int:
     import mwemt.nmt.fairseq_plugin  # noqa: F401
 
     logging.getLogger("fairseq").setLevel(logging.WARNING)
+    from mwemt.nmt.cpu import describe
+
+    print(describe(), f"| torch {torch.__version__}", flush=True)
     data_bin, meta = build_data(Path(a.workdir), a.pairs, a.vocab)
     results = {"config": vars(a), **meta, "sizes": {}}
     print(f"data: {meta['data']}; {a.rounds} rounds x {a.updates} updates per model, max_tokens {a.max_tokens}, "
