@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from mwemt.errors import InputError, MwemtError
+from mwemt.processes import raise_if_stopped
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -254,6 +255,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str = "utf-8") -> 
                                  "(expected a writable output path with free space)") from None
             raise
         refuse_replacing_input(path)  # an input read while this output was being written
+        raise_if_stopped()  # an interrupt whose exception was swallowed must not commit the output
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

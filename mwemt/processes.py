@@ -92,19 +92,18 @@ def _force_exit(signum: int) -> None:
 def signals_unwind() -> Iterator[None]:
     """Within the block, SIGINT raises KeyboardInterrupt and SIGTERM/SIGHUP raise `Terminated`;
     a second signal exits at once (`_force_exit`). Previous handlers come back afterwards."""
+    global _stop_signal
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    unwinding = False
 
     def handler(signum, frame):
-        nonlocal unwinding
-        if unwinding:
+        global _stop_signal
+        if _stop_signal is not None:
             _force_exit(signum)
-        unwinding = True
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise Terminated(signum)
+        _stop_signal = signum
+        if not _deferred:
+            raise _stop_exception(signum)
 
     previous = {}
     for sig in (signal.SIGINT, *_UNWIND_SIGNALS):
@@ -116,6 +115,46 @@ def signals_unwind() -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+        _stop_signal = None
+
+
+# The signal that asked this process to stop, if one did. A handler's exception can be lost: Python
+# only reports ("Exception ignored in ...") what is raised inside a __del__, a weakref callback or an
+# at-fork hook. So the places that commit work (`mwemt.fileio.atomic_write` before it renames its
+# output into place, the worker pool between tasks) call `raise_if_stopped` as well.
+_stop_signal: int | None = None
+_deferred = False  # inside `signals_deferred`: a handler records the signal and raises nothing
+
+
+def _stop_exception(signum: int) -> KeyboardInterrupt:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+
+
+def raise_if_stopped() -> None:
+    """Raise the interrupt again if a stop signal arrived and its exception was swallowed."""
+    if _stop_signal is not None:
+        raise _stop_exception(_stop_signal)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold off SIGINT, SIGTERM and SIGHUP for the block; their exception is raised when it ends.
+
+    Around a fork: a signal arriving in the middle of it would otherwise run the Python handler in
+    an at-fork hook of the parent, where its exception is swallowed with a traceback on stderr, or
+    in the new child before it has set its own handlers. The signals are blocked (the child starts
+    with them blocked) and a handler already due runs without raising.
+    """
+    global _deferred
+    sigs = {signal.SIGINT, *_UNWIND_SIGNALS}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    _deferred = True
+    try:
+        yield
+    finally:
+        _deferred = False
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    raise_if_stopped()
 
 
 # ---------------------------------------------------------------- worker processes
@@ -133,10 +172,17 @@ def _die_with_parent() -> None:
 
 
 def _serve(fn: Callable, state: object, conn, inherited: list, parent: int) -> None:
-    """A worker's loop: receive a task, send back ``(True, result)`` or ``(False, error)``."""
+    """A worker's loop: receive a task, send back ``(True, result)`` or ``(False, error)``.
+
+    Started with the stop signals blocked (`signals_deferred`): they are unblocked once the worker
+    has its own handlers.
+    """
+    global _stop_signal, _deferred
+    _stop_signal, _deferred = None, False
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group; the parent decides
     for sig in _UNWIND_SIGNALS:
         signal.signal(sig, signal.SIG_DFL)  # not the parent's handler, inherited through fork
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, *_UNWIND_SIGNALS})
     _die_with_parent()
     if os.getppid() != parent:  # the parent died before we could ask to die with it
         os._exit(1)
@@ -179,11 +225,14 @@ class WorkerPool:
                 mine, theirs = ctx.Pipe(duplex=True)
                 proc = ctx.Process(target=_serve, args=(fn, state, theirs, [*self.conns, mine], os.getpid()),
                                    daemon=True)
-                proc.start()
-                theirs.close()
-                track_child(proc)
-                self.procs.append(proc)
-                self.conns.append(mine)
+                try:
+                    with signals_deferred():
+                        proc.start()
+                        track_child(proc)
+                        self.procs.append(proc)
+                        self.conns.append(mine)
+                finally:
+                    theirs.close()
         except BaseException:
             self.close(kill=True)
             raise
@@ -230,6 +279,7 @@ class WorkerPool:
         sent = yielded = 0
         exhausted = False
         while True:
+            raise_if_stopped()
             while idle and not exhausted and sent < yielded + window:
                 task = next(it, _END)
                 if task is _END:
@@ -242,8 +292,10 @@ class WorkerPool:
             while yielded in done:
                 yield done.pop(yielded)
                 yielded += 1
-            if exhausted and not running:
-                return
+            if not running:
+                if exhausted:
+                    return
+                continue  # everything sent has been yielded: send more before waiting
             for conn in wait([self.conns[w] for w in running]):
                 w = self.conns.index(conn)
                 try:

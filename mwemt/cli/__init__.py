@@ -15,7 +15,7 @@ import sys
 from mwemt import __version__
 from mwemt.errors import MwemtError
 from mwemt.fileio import WRITE_ERRNOS, check_output_paths
-from mwemt.processes import interrupt_exit_code, signal_name, signals_unwind
+from mwemt.processes import interrupt_exit_code, raise_if_stopped, signal_name, signals_unwind
 
 # name -> (module, one-line help). The order is the pipeline's order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             check_output_paths(*_path_arguments(args))
             code = mod.run(args)
+            raise_if_stopped()
         except MwemtError as exc:
             print(f"mwemt {args.command}: error: {exc}", file=sys.stderr)
             return 2
