@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import os
+import shutil
 import stat
 import sys
 import tarfile
@@ -271,6 +272,22 @@ def remove_partial_files() -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
     _PARTIAL.clear()
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | Path) -> Iterator[Path]:
+    """Fill a temporary directory beside ``path``; it replaces ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent))
+    try:
+        yield tmp
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def write_lines(path: str | Path, lines: Iterable[str]) -> int:

@@ -22,8 +22,9 @@ from pathlib import Path
 from mwemt.errors import InputError
 from mwemt.fileio import atomic_write, iter_lines
 from mwemt.idiom_lexicons import EPIE_LIST, read_epie, read_lidioms
-from mwemt.preprocess.encode import FACTOR_SEP
 from mwemt.records import LexiconEntry, Mwe, TestItem, TestMwe
+
+FACTOR_SEP = "|"   # between the factors of a token: surface|lemma|tag
 
 # ---------------------------------------------------------------- plain and factored text
 
@@ -71,6 +72,7 @@ def split_factors(rows: list[list[str]]) -> list[list[str]]:
 # ---------------------------------------------------------------- lexicons
 
 LEXICON_FORMATS = ("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt", "lidioms", "epie")
+LEXICON_SIDES = ("source", "target")   # which language column of a two-language lexicon to read
 OEWN_HEADER = "lemma\tpos\tlexfile\tn_tokens\tsynsets"
 _TURTLE_START = ("@prefix", "@base", "prefix ", "base ")
 
@@ -576,8 +578,9 @@ def extract_cupt_lexicon(paths: Iterable[str | Path], min_words: int = 1) -> lis
 _TESTSET_EXPECTED = '{"id", "source", "reference", "mwes": [{"indices", "lemma", "reference"}]}'
 
 
-def _test_mwe(m, n_tokens: int) -> TestMwe:
-    """One MWE of a test-set record, checked: indices must point into ``source.split()``."""
+def _test_mwe(m, n_tokens: int, n_ref_tokens: int | None = None) -> TestMwe:
+    """One MWE of a test-set record, checked: indices must point into ``source.split()`` and
+    reference_indices into ``reference.split()``."""
     if not isinstance(m, dict):
         raise ValueError(f"an MWE is {type(m).__name__}, not an object")
     indices = m["indices"]
@@ -588,7 +591,14 @@ def _test_mwe(m, n_tokens: int) -> TestMwe:
     for key in ("lemma", "reference"):
         if not isinstance(m[key], str):
             raise ValueError(f"MWE {key} {m[key]!r} is not a string")
-    return TestMwe(tuple(indices), m["lemma"], m["reference"], m.get("category", ""), m.get("surface", ""))
+    ref_indices = m.get("reference_indices", [])
+    limit = n_ref_tokens if n_ref_tokens is not None else float("inf")
+    if (not isinstance(ref_indices, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ref_indices)
+            or ref_indices != sorted(set(ref_indices)) or any(not 0 <= i < limit for i in ref_indices)):
+        raise ValueError(f"MWE reference_indices {ref_indices!r} are not increasing token indices of the "
+                         f"{n_ref_tokens}-token reference")
+    return TestMwe(tuple(indices), m["lemma"], m["reference"], m.get("category", ""), m.get("surface", ""),
+                   m.get("name", ""), tuple(ref_indices))
 
 
 def read_testset(path: str | Path) -> list[TestItem]:
@@ -606,7 +616,8 @@ def read_testset(path: str | Path) -> list[TestItem]:
             if not isinstance(obj.get("mwes", []), list):
                 raise ValueError("mwes must be a list")
             n_tokens = len(obj["source"].split())
-            mwes = [_test_mwe(m, n_tokens) for m in obj.get("mwes", [])]
+            n_ref = len(obj["reference"].split())
+            mwes = [_test_mwe(m, n_tokens, n_ref) for m in obj.get("mwes", [])]
             items.append(TestItem(str(obj["id"]), obj["source"], obj["reference"], mwes, obj.get("meta", {})))
         except KeyError as exc:
             raise InputError(f"bad test-set record: no {exc} field", path, lineno, expected=_TESTSET_EXPECTED) from None
@@ -621,7 +632,10 @@ def testitem_to_json(item: TestItem) -> str:
     obj = {"id": item.id, "source": item.source, "reference": item.reference,
            "mwes": [{"indices": list(m.indices), "lemma": m.lemma, "reference": m.reference,
                      **({"category": m.category} if m.category else {}),
-                     **({"surface": m.surface} if m.surface else {})} for m in item.mwes]}
+                     **({"surface": m.surface} if m.surface else {}),
+                     **({"name": m.name} if m.name else {}),
+                     **({"reference_indices": list(m.reference_indices)} if m.reference_indices else {})}
+                    for m in item.mwes]}
     if item.meta:
         obj["meta"] = item.meta
     return json.dumps(obj, ensure_ascii=False)

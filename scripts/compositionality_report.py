@@ -37,8 +37,7 @@ from mwemt.errors import MwemtError
 from mwemt.evaluate.base import format_signature
 from mwemt.fileio import sha256_file, write_lines, write_text
 from mwemt.formats import normalise_mwe, read_lexicon_entries
-from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.preprocess.lexicon import Lexicon, load_lexicon
+from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
 from mwemt.provenance import manifest, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,8 +108,8 @@ def main() -> int:
                            max_sentences=args.max_sentences)
     vec_dir = out / "vectors"
     if args.rebuild or not reusable(vec_dir, config, sources, lexicon_path):
-        lexicon = load_lexicon(lexicon_path, "list", lang=config.lang, lemmatizer=config.lemmatizer)
-        build_vectors(sources, lexicon, vec_dir, config, progress=not args.quiet, lexicon_path=lexicon_path)
+        build_vectors(sources, read_lexicon_entries(lexicon_path, "list"), vec_dir, config, progress=not args.quiet,
+                      lexicon_path=lexicon_path, lexicon_format="list")
     store = load_store(vec_dir)
     vman = store.manifest
 
@@ -143,12 +142,12 @@ def main() -> int:
             for r in ctx])
 
     # how many rated compounds the corpus could support at all
-    norm_lex = Lexicon([], get_lemmatizer(config.lemmatizer, config.lang), lang=config.lang)
+    norm_lex = build_annotator(AnnotatorConfig(config.lang, lemmatizer=config.lemmatizer), entries=[]).lexicon
     vec_sig = sha256_file(vec_dir / MANIFEST)[:12]
     results: dict = {}
     for gname, gold in golds.items():
         seen = sum(1 for it in gold.items.values()
-                   if store.counts.get(mwe_token(norm_lex.normalise(it.mwe.lower().split())), 0) > 0)
+                   if store.counts.get(mwe_token(norm_lex.normalize(it.mwe.lower().split())), 0) > 0)
         res = {"gold_size": len(gold.items), "unrated": len(gold.unrated), "in_corpus": seen,
                "scale": SCALES[gold.fmt], "methods": {}}
         for name in names:

@@ -62,7 +62,7 @@ def read_avg_scores(path: Path) -> dict[tuple[str, str], float | None]:
 
 def lidioms_lexicon(path: Path):
     """The German idioms of LIdioms (placeholders such as jdm/etwas dropped), lemmatised as the text will be."""
-    from mwemt.preprocess.lexicon import load_lexicon
+    from mwemt.preprocess.annotate import load_lexicon
 
     return load_lexicon(path, "lidioms", lang="de", lemmatizer="simplemma")
 
@@ -108,11 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         if name in ("bleu", "chrf"):
             metric = Bleu() if name == "bleu" else Chrf()
             for s in tqdm(systems, desc=name, unit="system", file=sys.stderr):
-                hyps = [texts[(s, g)] for g in segments]
-                rows += [f"{s}\t{g}\t{metric.sentence_score(h, r):.6f}" for g, h, r in zip(segments, hyps, refs)]
-                corpus[name][s] = metric.corpus_score(hyps, refs).score
-            signatures[name] = metric.sentence_signature()
-            signatures[f"{name} (corpus)"] = metric.signature()
+                stats = metric.sentence_stats([texts[(s, g)] for g in segments], refs)
+                rows += [f"{s}\t{g}\t{v:.6f}" for g, v in zip(segments, metric.sentence_scores(stats))]
+                corpus[name][s] = metric.corpus_score_from_stats(stats).score
+            signatures[name] = str(metric.sentence_signature())
+            signatures[f"{name} (corpus)"] = str(metric.signature())
         else:
             from mwemt.evaluate.tesla import Tesla
 
@@ -120,12 +120,13 @@ def main(argv: list[str] | None = None) -> int:
             metric = Tesla(name, lang="de", lexicon=lexicon)
             found = defaultdict(int)
             for s in tqdm(systems, desc=name, unit="system", file=sys.stderr):
-                res = metric.corpus_score([texts[(s, g)] for g in segments], refs, progress=False)
+                res = metric.corpus_score([texts[(s, g)] for g in segments], refs, sentence_level=True,
+                                          progress=False)
                 rows += [f"{s}\t{g}\t{v:.6f}" for g, v in zip(segments, res.sentence_scores or [])]
                 for k in ("ref_mwes", "ref_mwes_matched"):
                     if k in res.extra:
                         found[k] += res.extra[k]
-            signatures[name] = metric.signature()
+            signatures[name] = str(metric.signature())
             if found:
                 extras[name] = {k: v // len(systems) if k == "ref_mwes" else v for k, v in found.items()}
         write_lines(args.out / f"{name}.seg.tsv", rows)

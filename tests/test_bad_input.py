@@ -163,8 +163,7 @@ def spm_model(tmp_path_factory):
     from mwemt.preprocess.subword import SubwordModel
 
     prefix = tmp_path_factory.mktemp("spm") / "spm"
-    SubwordModel.train([FIX / "subword" / "train.en"], prefix, vocab_size=400)
-    return prefix.with_suffix(".model")
+    return SubwordModel.train([FIX / "subword" / "train.en"], vocab_size=400).save(prefix)
 
 
 @pytest.mark.parametrize("case,text,extra,line", [

@@ -203,8 +203,8 @@ def tiny_store(tmp_path_factory):
     corpus.write_text("\n".join(tiny_corpus()) + "\n")
     config = VectorsConfig(dim=20, epochs=30, min_count=2, w2v_window=2, ppmi_window=2,
                            context_first_rank=1, context_last_rank=60, seed=7)
-    man = build_vectors([CorpusSource(str(corpus))], lexicon("apple pie", "ivory tower"), d / "vec", config,
-                        progress=False)
+    man = build_vectors([CorpusSource(str(corpus))], lexicon("apple pie", "ivory tower").entries, d / "vec",
+                        config, progress=False)
     return d / "vec", man
 
 

@@ -13,8 +13,7 @@ from mwemt.cli import main
 from mwemt.errors import InputError
 from mwemt.formats import LEXICON_FORMATS, detect_lexicon_format, read_lexicon_entries
 from mwemt.idiom_lexicons import idiom_words, lidioms_written_forms
-from mwemt.preprocess.annotate import Annotator
-from mwemt.preprocess.lexicon import load_lexicon
+from mwemt.preprocess.annotate import Annotator, load_lexicon
 
 
 @pytest.fixture

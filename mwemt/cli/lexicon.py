@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections import Counter
 
-from mwemt.formats import LEXICON_FORMATS
+from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 
 EPILOG = """\
 subcommands:
@@ -62,7 +62,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     c.add_argument("lexicon", help="input lexicon")
     c.add_argument("--format", "-f", default="auto", choices=LEXICON_FORMATS,
                    help="input format (default: %(default)s: by extension and header)")
-    c.add_argument("--side", default="source", choices=("source", "target"),
+    c.add_argument("--side", default="source", choices=LEXICON_SIDES,
                    help="language side of wn-aligned files (default: %(default)s)")
     c.add_argument("--lang", help="language of the idioms to take from a lidioms file holding several")
     c.add_argument("--out", "-o", default="-", help="output list lexicon (default: stdout)")
@@ -73,7 +73,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     s.add_argument("lexicon", help="lexicon file")
     s.add_argument("--format", "-f", default="auto", choices=LEXICON_FORMATS,
                    help="lexicon format (default: %(default)s)")
-    s.add_argument("--side", default="source", choices=("source", "target"),
+    s.add_argument("--side", default="source", choices=LEXICON_SIDES,
                    help="language side of wn-aligned files (default: %(default)s)")
     s.add_argument("--lang", help="language of the idioms to take from a lidioms file holding several")
 

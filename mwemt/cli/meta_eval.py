@@ -1,6 +1,6 @@
-"""`mwemt meta-eval`: segment- and system-level agreement of metric scores with human judgements.
+"""`mwemt meta-eval`: segment- and system-level agreement of metric scores with human judgments.
 
-Human judgements are read in the formats the field publishes them (`mwemt.judgements`);
+Human judgments are read in the formats the field publishes them (`mwemt.judgements`);
 `mwemt meta-eval extract` writes the texts of MQM files as the line-aligned files `mwemt score`
 reads, with one segment id per line, so that metric and human scores join on the same ids.
 """
@@ -63,7 +63,7 @@ examples:
 
 
 def _human_args(p: argparse.ArgumentParser, required: bool) -> None:
-    p.add_argument("--human", required=required, metavar="PATH", help="human judgements (see formats below)")
+    p.add_argument("--human", required=required, metavar="PATH", help="human judgments (see formats below)")
     p.add_argument("--human-format", default="auto", metavar="FORMAT",
                    choices=("auto", "tsv", "wmt-mqm-avg", "wmt-mqm-errors", "marot-sxs"),
                    help="format of --human (default: %(default)s: from the header)")

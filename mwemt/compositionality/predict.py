@@ -29,8 +29,7 @@ import numpy as np
 
 from mwemt.compositionality.vectors import Space, VectorStore, mwe_token, word_token
 from mwemt.errors import MwemtError
-from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.preprocess.lexicon import Lexicon
+from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
 from mwemt.records import LexiconEntry
 
 DS_METHODS = ("direct", "alpha")
@@ -46,21 +45,21 @@ class Target:
 
     key: str
     words: tuple[str, ...]
-    normalised: tuple[str, ...]
+    normalized: tuple[str, ...]
     token: str
     content: tuple[int, ...]
 
     @property
     def content_tokens(self) -> tuple[str, ...]:
-        return tuple(word_token(self.normalised[i]) for i in self.content)
+        return tuple(word_token(self.normalized[i]) for i in self.content)
 
     def content_pairs(self) -> list[tuple[str, str]]:
         """(word as written in the MWE list, its lemma) for each content word, for translation lookup.
 
         When tokenisation changed the number of words, every written word is used with itself as lemma.
         """
-        if len(self.words) == len(self.normalised):
-            return [(self.words[i], self.normalised[i]) for i in self.content]
+        if len(self.words) == len(self.normalized):
+            return [(self.words[i], self.normalized[i]) for i in self.content]
         return [(w, w) for w in self.words]
 
 
@@ -76,7 +75,7 @@ class Prediction:
 def targets_for(entries: Iterable[LexiconEntry], store: VectorStore) -> list[Target]:
     """Normalise MWEs exactly as the corpus was (same language, lemmatiser and tokenisation)."""
     config = store.config
-    lexicon = Lexicon([], get_lemmatizer(config.lemmatizer, config.lang), lang=config.lang)
+    lexicon = build_annotator(AnnotatorConfig(config.lang, lemmatizer=config.lemmatizer), entries=[]).lexicon
     function = store.function_words()
     seen: set[str] = set()
     out: list[Target] = []
@@ -84,7 +83,7 @@ def targets_for(entries: Iterable[LexiconEntry], store: VectorStore) -> list[Tar
         if e.key in seen:
             continue
         seen.add(e.key)
-        norm = lexicon.normalise(e.lemmas)
+        norm = lexicon.normalize(e.lemmas)
         content = tuple(i for i, w in enumerate(norm) if word_token(w) not in function)
         if not content:
             content = tuple(range(len(norm)))
@@ -181,7 +180,7 @@ def substring_ratio(mwe_translation: str, component_translation: str) -> float:
 
 
 def string_similarity(target: Target, translations: Translations, alpha: float) -> tuple[float | None, str | None]:
-    mwe_tr = translations.get(target.key, " ".join(target.normalised))
+    mwe_tr = translations.get(target.key, " ".join(target.normalized))
     if not mwe_tr:
         return None, f"no translation of {target.key!r} in {translations.name}"
     sims = []

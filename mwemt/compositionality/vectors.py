@@ -32,13 +32,20 @@ import numpy as np
 
 from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import atomic_write, iter_lines, write_lines
-from mwemt.preprocess.annotate import AnnotationReport, Annotator, encode_sentence
+from mwemt.preprocess.annotate import (
+    AnnotationReport,
+    Annotator,
+    AnnotatorConfig,
+    build_annotator,
+    encode_sentence,
+)
 from mwemt.preprocess.encode import escape, escape_lemma
-from mwemt.records import AnnotatedSentence
+from mwemt.records import AnnotatedSentence, LexiconEntry
 
 log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
+MODELS = ("w2v", "ppmi")      # word2vec (CBOW) and PPMI vectors
 CORPUS = "corpus.txt"
 VOCAB = "vocab.tsv"
 
@@ -68,7 +75,7 @@ class VectorsConfig:
 
     def check(self) -> None:
         if self.dim < 1 or self.epochs < 1 or self.min_count < 1:
-            raise MwemtError("--dim, --epochs and --min-count must be at least 1")
+            raise MwemtError("dim, epochs and min_count must be at least 1")
         if self.w2v_window < 1 or self.ppmi_window < 1:
             raise MwemtError("window sizes must be at least 1")
         if not 1 <= self.context_first_rank <= self.context_last_rank:
@@ -320,10 +327,14 @@ def load_store(path: str | Path) -> VectorStore:
 # ---------------------------------------------------------------- the whole build
 
 
-def build_vectors(sources: Sequence[CorpusSource], lexicon, out_dir: str | Path, config: VectorsConfig,
-                  models: Sequence[str] = ("w2v", "ppmi"), progress: bool = True,
-                  lexicon_path: str | Path | None = None) -> dict:
-    """Collapse the corpus, train the requested models, write everything and return the manifest."""
+def build_vectors(sources: Sequence[CorpusSource], entries: Sequence[LexiconEntry], out_dir: str | Path,
+                  config: VectorsConfig, models: Sequence[str] = MODELS, progress: bool = True,
+                  lexicon_path: str | Path | None = None, lexicon_format: str = "auto") -> dict:
+    """Collapse the corpus, train the requested models, write everything and return the manifest.
+
+    ``entries`` are the lexicon's MWEs (read from ``lexicon_path`` in ``lexicon_format``, which
+    decides whether entries are tokenized like the text: not those of a .cupt file).
+    """
     from tqdm import tqdm
 
     from mwemt.compositionality import ppmi as ppmi_mod
@@ -331,14 +342,16 @@ def build_vectors(sources: Sequence[CorpusSource], lexicon, out_dir: str | Path,
     from mwemt.provenance import write_json
 
     config.check()
-    unknown = set(models) - {"w2v", "ppmi"}
+    unknown = set(models) - set(MODELS)
     if unknown or not models:
         raise MwemtError(f"unknown model(s) {sorted(unknown)}; choose from w2v, ppmi")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST).unlink(missing_ok=True)  # the directory is incomplete until the new manifest lands
 
-    annotator = Annotator(lexicon, lang=config.lang, lemmatizer=config.lemmatizer, max_gap=config.max_gap)
+    annotator = build_annotator(AnnotatorConfig(config.lang, lexicon_format=lexicon_format,
+                                                lemmatizer=config.lemmatizer, max_gap=config.max_gap), entries=entries)
+    lexicon = annotator.lexicon
     line_stats: Counter = Counter()
     report = AnnotationReport()
     lines = islice(iter_corpus_lines(sources, dedupe=config.dedupe, stats=line_stats), config.max_sentences)

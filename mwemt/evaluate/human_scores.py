@@ -1,4 +1,4 @@
-"""Human scores for meta-evaluation: any judgement file -> segment scores pointing the right way.
+"""Human scores for meta-evaluation: any judgment file -> segment scores pointing the right way.
 
 Why: correlations are only meaningful if humans and metrics agree on which way is better, and
 the field's files differ there (raw MQM counts errors, the WMT average files store −MQM). Each
@@ -102,7 +102,7 @@ def mqm_segment_scores(ratings: Iterable[MqmRating], weights: MqmWeights) -> lis
 
 @dataclass
 class HumanScores:
-    """What a judgement file says, oriented for correlation, with how it was read."""
+    """What a judgment file says, oriented for correlation, with how it was read."""
 
     path: str
     format: str

@@ -1,4 +1,4 @@
-"""Meta-evaluation: how well metric scores agree with human judgements.
+"""Meta-evaluation: how well metric scores agree with human judgments.
 
 The unit is an *item*: one system's translation of one segment, with a human score and a metric
 score, both oriented so that higher is better (negate error scores such as MQM first).
@@ -13,7 +13,7 @@ metric tie (T) if the metric gives both the same score. Then
 - WMT14 variant (metric ties count in the denominator): tau = (C - D) / (C + D + T)
 
 (variants named after the WMT13 and WMT14 metrics tasks, Macháček & Bojar 2013, 2014, whose segment-
-level tau differed in how metric ties are treated). The WMT14 variant penalises a metric that
+level tau differed in how metric ties are treated). The WMT14 variant penalizes a metric that
 cannot separate translations; the WMT13 one does not.
 
 Also: segment-level Pearson r over all items (no grouping), and system-level Pearson r and Kendall
@@ -241,8 +241,8 @@ def percentile_ci(samples: np.ndarray, level: float = 0.95) -> tuple[float, floa
 def read_segment_scores(path: str | Path, *, negate: bool = False) -> dict[Key, float | None]:
     """Read ``system<TAB>seg_id<TAB>score`` lines (an optional header starts with ``system``) as a mapping.
 
-    ``None``, ``nan`` or an empty score marks an item without a judgement. ``negate`` flips an
-    error score (lower is better, e.g. TER) so that higher is better. Human judgement files in
+    ``None``, ``nan`` or an empty score marks an item without a judgment. ``negate`` flips an
+    error score (lower is better, e.g. TER) so that higher is better. Human judgment files in
     other formats: `mwemt.evaluate.human_scores.load_human_scores`.
     """
     return {s.key: s.oriented() for s in read_score_tsv(path, lower_better=negate)}
