@@ -8,6 +8,7 @@ and a missing optional dependency (torch, fairseq) only affects the commands tha
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import sys
@@ -90,8 +91,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         except OSError as exc:  # the machine, not the input: a full disk, a lost mount, a killed child
             where = f"{exc.filename}: " if exc.filename else ""
-            print(f"mwemt {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
-            return 2 if exc.errno in WRITE_ERRNOS else 1
+            print(f"mwemt {args.command}: error: {where}{exc.strerror or exc}{_PATH_HINTS.get(exc.errno, '')}",
+                  file=sys.stderr)
+            return 2 if exc.errno in WRITE_ERRNOS or exc.errno in _PATH_HINTS else 1
         except Exception as exc:  # a bug: say so in one line, the traceback with --verbose
             if args.verbose:
                 raise
@@ -101,6 +103,15 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     return int(code or 0)
 
+
+# Errors of a path the user gave (exit 2, like bad input), with what to do about them.
+_PATH_HINTS = {
+    errno.ENOTDIR: " (a part of this path is a file, not a directory; expected a path under directories)",
+    errno.EACCES: " (expected a path you may read and write)",
+    errno.EPERM: " (expected a path you may read and write)",
+    errno.EISDIR: " (expected a file path, not a directory)",
+    errno.ENAMETOOLONG: " (expected a shorter path)",
+}
 
 # Arguments that name files a command writes. Every other argument naming an existing file is an
 # input; `check_output_paths` refuses an output that is an input (or another output) before any

@@ -121,6 +121,20 @@ def check_lengths(inputs: ScoreInputs) -> None:
         if system.alignments is not None and len(system.alignments) != n:
             raise InputError(f"{len(system.alignments)} alignment lines but {n} hypotheses", system.alignment_path,
                              expected="one alignment line per hypothesis")
+        if system.alignments is not None and inputs.testset is not None:
+            check_alignment_sources(system, inputs.testset)
+
+
+def check_alignment_sources(system: SystemOutput, testset: Sequence[TestItem]) -> None:
+    """Every alignment's source index points into its test-set source (whitespace tokens, as the
+    MWE indices count them); the hypothesis side is checked against each hypothesis when scored."""
+    for lineno, (links, item) in enumerate(zip(system.alignments or (), testset), 1):
+        n_src = len(item.source.split())
+        bad = next((i for i, _ in links if i >= n_src), None)
+        if bad is not None:
+            raise InputError(f"alignment points to source token {bad}, but the test-set source has {n_src} tokens",
+                             system.alignment_path or f"alignments of system {system.name!r}", lineno,
+                             expected="source indices below the number of tokens of the test-set source")
 
 
 def _system_error(system: SystemOutput, message: str, expected: str) -> MwemtError:

@@ -393,7 +393,8 @@ def translate_stage(ctx) -> dict:
     c: TranslateSection = ctx.config
     lines = read_lines(ctx.inputs["source"])
     translator = Translator.load(ctx.inputs["model"], threads=ctx.params.get("threads"))
-    hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, progress=ctx.progress)
+    hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, progress=ctx.progress,
+                                source=str(ctx.inputs["source"]))
     write_lines(ctx.out / "hyp.txt", [" ".join(h.split()) for h in hyps])
     return {"hyp": "hyp.txt"}
 
