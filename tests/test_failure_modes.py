@@ -123,6 +123,15 @@ def test_device_cuda_without_a_gpu_is_refused_before_any_work(tmp_path, capsys):
     assert not (tmp_path / "work" / "stages").exists()  # nothing ran
 
 
+def test_a_missing_data_file_in_a_train_config_is_refused_before_any_stage(tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text("name: bad\nsrc_lang: en\ntgt_lang: it\ndata:\n  train: /nonexistent/train\n"
+                      f"  valid: {FIX / 'nmt' / 'valid'}\nsystems:\n  baseline: {{}}\n")
+    code, err = run_cli(["train", "-c", config, "--workdir", tmp_path / "work", "-q"], capsys)
+    assert code == 2 and f"{config}:5: data.train: corpus file not found: /nonexistent/train.en" in err
+    assert not (tmp_path / "work").exists()
+
+
 def test_tesla_refuses_a_huge_segment_without_allocating_it(tmp_path):
     """A 1.4 MB line once made TESLA allocate 51.9 GiB. Under a 3 GiB address-space limit the
     command must still end with a located error, quickly."""
