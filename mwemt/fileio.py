@@ -51,6 +51,11 @@ def _regular_file_id(path: str | Path) -> os.stat_result | None:
     return st if stat.S_ISREG(st.st_mode) else None
 
 
+def forget_inputs() -> None:
+    """Start afresh: a new command (`mwemt.cli.main`, called again in one process) has read nothing."""
+    _READ.clear()
+
+
 def note_input(path: str | Path) -> None:
     """Remember that ``path`` was read: no `atomic_write` of this process may replace it."""
     st = _regular_file_id(path)

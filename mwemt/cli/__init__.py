@@ -15,7 +15,7 @@ import sys
 
 from mwemt import __version__
 from mwemt.errors import MwemtError
-from mwemt.fileio import WRITE_ERRNOS, check_output_paths
+from mwemt.fileio import WRITE_ERRNOS, check_output_paths, forget_inputs
 from mwemt.processes import interrupt_exit_code, raise_if_stopped, signal_name, signals_unwind
 
 # name -> (module, one-line help). The order is the pipeline's order.
@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     mod = importlib.import_module(args._module)
+    forget_inputs()
     with signals_unwind():
         try:
             check_output_paths(*_path_arguments(args))
