@@ -169,7 +169,7 @@ def test_other_commands_stop_on_sigterm(argv, busy, big_text, tmp_path, fixtures
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     spm = tmp_path / "spm"
-    SubwordModel.train([fixtures / "subword" / "train.en"], spm, vocab_size=300)
+    SubwordModel.train([fixtures / "subword" / "train.en"], vocab_size=300).save(spm)
     argv = [a.format(big=big_text, out=out_dir, spm=f"{spm}.model") for a in argv]
     code, _, err = interrupt(argv, signal.SIGTERM, whole_group=False, out_dir=out_dir, rng=random.Random(2),
                              busy=_part_file_exists(out_dir) if busy == "writing" else _cpu_used(2.0),
