@@ -82,7 +82,11 @@ def lidioms_written_forms(path: str | Path) -> dict[str, list[str]]:
         graph.parse(data=text, format="turtle", publicID=Path(path).resolve().as_uri())
     except BadSyntax as exc:
         why = exc.args[-1] if exc.args else "bad syntax"  # rdflib's own message spans several lines
-        raise InputError(f"not valid Turtle: {why}", path, exc.lines + 1, expected=expected) from None
+        # the error's character offset gives its line; rdflib's own `lines` count can overshoot
+        offset = getattr(exc, "_i", None)
+        line = text[:offset].count("\n") + 1 if isinstance(offset, int) else exc.lines + 1
+        raise InputError(f"not valid Turtle: {why}", path, min(line, text.count("\n") + 1),
+                         expected=expected) from None
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001 - rdflib fails on some garbage with IndexError, ValueError...

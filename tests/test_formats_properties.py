@@ -26,7 +26,7 @@ WHOLE_FILE = re.compile(
     r"test set is empty|this looks like a |.* lexicon holds no |empty file|no .* found|"
     r"not valid Turtle \(the parser gave up without a position)")  # rdflib's IndexError & co. carry no line
 
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
