@@ -608,8 +608,24 @@ def _test_mwe(m, n_tokens: int, n_ref_tokens: int | None = None) -> TestMwe:
             or ref_indices != sorted(set(ref_indices)) or any(not 0 <= i < limit for i in ref_indices)):
         raise ValueError(f"MWE reference_indices {ref_indices!r} are not increasing token indices of the "
                          f"{n_ref_tokens}-token reference")
+    scores = {key: _unit_score(m.get(key), key) for key in ("confidence", "compositionality")}
+    part = m.get("part", "")
+    if part not in TEST_PARTS:
+        raise ValueError(f"MWE part {part!r} is not one of {', '.join(map(repr, TEST_PARTS))}")
     return TestMwe(tuple(indices), m["lemma"], m["reference"], m.get("category", ""), m.get("surface", ""),
-                   m.get("name", ""), tuple(ref_indices))
+                   m.get("name", ""), tuple(ref_indices), scores["confidence"], scores["compositionality"], part)
+
+
+TEST_PARTS = ("", "idiomatic", "literal")
+
+
+def _unit_score(value, key: str) -> float | None:
+    """A 0-1 score of a test MWE, or None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"MWE {key} {value!r} is not a number in [0, 1]")
+    return float(value)
 
 
 def read_testset(path: str | Path) -> list[TestItem]:
@@ -645,7 +661,10 @@ def testitem_to_json(item: TestItem) -> str:
                      **({"category": m.category} if m.category else {}),
                      **({"surface": m.surface} if m.surface else {}),
                      **({"name": m.name} if m.name else {}),
-                     **({"reference_indices": list(m.reference_indices)} if m.reference_indices else {})}
+                     **({"reference_indices": list(m.reference_indices)} if m.reference_indices else {}),
+                     **({"confidence": m.confidence} if m.confidence is not None else {}),
+                     **({"compositionality": m.compositionality} if m.compositionality is not None else {}),
+                     **({"part": m.part} if m.part else {})}
                     for m in item.mwes]}
     if item.meta:
         obj["meta"] = item.meta
