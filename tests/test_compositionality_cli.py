@@ -93,7 +93,7 @@ def test_word2vec_is_reproducible_across_processes(tmp_path, corpus_and_lexicon)
     for k, hashseed in enumerate(("1", "2")):
         env = dict(os.environ, PYTHONHASHSEED=hashseed)
         r = subprocess.run([sys.executable, "-m", "mwemt", "compositionality", "vectors", "-c", f"{corpus}::1",
-                            "-l", str(lex), "-o", str(tmp_path / f"v{k}"), "--models", "w2v", *SMALL],
+                            "-l", str(lex), "-o", str(tmp_path / f"v{k}"), "--models", "w2v", "--w2v-workers", "1", *SMALL],
                            env=env, capture_output=True)
         assert r.returncode == 0, r.stderr.decode()
     a, b = np.load(tmp_path / "v0" / "w2v.npy"), np.load(tmp_path / "v1" / "w2v.npy")

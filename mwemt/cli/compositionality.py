@@ -26,11 +26,16 @@ examples:
 VECTORS_EPILOG = """\
 --corpus takes a text file (.gz is fine), or PATH::N for the N-th TAB column of a TSV (1-based),
 e.g. Tatoeba's eng-ita.anki.tsv::1. Repeat it to concatenate sources. Identical lines are kept once
-unless --no-dedupe. Output directory: corpus.txt (collapsed), vocab.tsv, w2v.npy + w2v.tokens.txt,
-ppmi.npz + ppmi.rows.txt + ppmi.contexts.txt, manifest.json (config, seed, input hashes, counts).
+unless --no-dedupe. Lemmatization runs on --workers processes; word2vec on --w2v-workers threads.
 
-example:
-  mwemt compositionality vectors --corpus europarl.en.gz --lexicon compounds.txt --out vec/ --epochs 10"""
+Output directory (also the cache: a stage whose input hashes and settings are unchanged is reused,
+so changing --epochs retrains word2vec only): corpus.txt (collapsed) + vocab.tsv + collapse.json,
+w2v.npy + w2v.tokens.txt, ppmi.npz + ppmi.rows.txt + ppmi.contexts.txt, svd.npy, one STAGE.json per
+model (key, seconds, tokens/s, peak memory), manifest.json (config, seed, input hashes, counts).
+
+examples:
+  mwemt compositionality vectors --corpus europarl.en.gz --lexicon compounds.txt --out vec/ --epochs 10
+  mwemt compositionality vectors -c enwiki-2015.en.txt.gz -l compounds.txt -o vec-wiki/ --models ppmi,svd"""
 
 PREDICT_EPILOG = """\
 methods (all scores in [0,1], negative cosines clipped to 0):
@@ -70,9 +75,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="step", metavar="STEP", required=True)
     fmt = argparse.RawDescriptionHelpFormatter
 
-    v = sub.add_parser("vectors", help="train word2vec and PPMI vectors with MWEs as single tokens",
-                       description="Lemmatise a corpus, collapse lexicon MWEs into one token each, train "
-                                   "word2vec CBOW and PPMI vectors on the result.",
+    v = sub.add_parser("vectors", help="train word2vec, PPMI and PPMI-SVD vectors with MWEs as single tokens",
+                       description="Lemmatize a corpus, collapse lexicon MWEs into one token each, train "
+                                   "word2vec CBOW, PPMI and PPMI-SVD vectors on the result. Every stage is "
+                                   "cached in --out by the hashes of its inputs and its settings.",
                        epilog=VECTORS_EPILOG, formatter_class=fmt)
     v.add_argument("--corpus", "-c", action="append", required=True, metavar="PATH[::COL]",
                    help="corpus text file, or PATH::N for TAB column N; repeatable")
@@ -82,22 +88,35 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="lexicon file format (default: %(default)s: .cupt by extension, oewn/wn-aligned by header, else list)")
     v.add_argument("--lang", default="en", help="language of the corpus (default: %(default)s)")
     v.add_argument("--lemmatizer", default="simplemma", choices=("simplemma", "wordnet", "spacy", "none"),
-                   help="lemmatiser backend (default: %(default)s)")
+                   help="lemmatizer backend (default: %(default)s)")
     v.add_argument("--max-gap", type=int, default=0,
                    help="gap allowed inside an MWE when matching (default: %(default)s; only contiguous "
                         "matches are collapsed)")
-    v.add_argument("--out", "-o", required=True, help="output directory")
-    v.add_argument("--models", default="w2v,ppmi", help="comma-separated: w2v, ppmi (default: %(default)s)")
+    v.add_argument("--out", "-o", required=True, help="output directory (also the cache of every stage)")
+    v.add_argument("--models", default="w2v,ppmi,svd",
+                   help="comma-separated: w2v, ppmi, svd (svd needs the ppmi stage, built anyway; "
+                        "default: %(default)s)")
     v.add_argument("--dim", type=int, default=300, help="word2vec dimensions (default: %(default)s)")
     v.add_argument("--window", type=int, default=5, help="word2vec window (default: %(default)s)")
     v.add_argument("--epochs", type=int, default=5, help="word2vec epochs (default: %(default)s)")
     v.add_argument("--min-count", type=int, default=3,
-                   help="tokens seen fewer times get no vector in either model (default: %(default)s)")
+                   help="tokens seen fewer times get no vector in any model (default: %(default)s)")
     v.add_argument("--ppmi-window", type=int, default=5,
                    help="PPMI co-occurrence window, tokens each side (default: %(default)s)")
     v.add_argument("--context-ranks", default="51-1050",
                    help="frequency ranks of the PPMI context words (default: %(default)s)")
+    v.add_argument("--ppmi-cds", type=float, default=1.0,
+                   help="context distribution smoothing exponent, 1 = none, 0.75 = Levy et al. "
+                        "(default: %(default)s)")
+    v.add_argument("--svd-dim", type=int, default=300, help="PPMI-SVD dimensions (default: %(default)s)")
+    v.add_argument("--svd-power", type=float, default=0.5,
+                   help="eigenvalue weighting p of the SVD vectors U*S^p (default: %(default)s)")
     v.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
+    v.add_argument("--workers", type=int, default=0,
+                   help="processes for lemmatization and PPMI counts, 0 = one per core (default: %(default)s)")
+    v.add_argument("--w2v-workers", type=int, default=0,
+                   help="word2vec threads, 0 = one per core; 1 makes word2vec bit-for-bit reproducible "
+                        "(default: %(default)s)")
     v.add_argument("--no-dedupe", action="store_true", help="keep repeated identical corpus lines")
     v.add_argument("--max-sentences", type=int, help="use only the first N (deduplicated) sentences")
     v.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
@@ -110,7 +129,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     pr.add_argument("--mwes-format", default="auto",
                     choices=("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt"),
                     help="--mwes file format (default: %(default)s: .cupt by extension, oewn/wn-aligned by header, else list)")
-    pr.add_argument("--model", default="ppmi", choices=("w2v", "ppmi"),
+    pr.add_argument("--model", default="ppmi", choices=("w2v", "ppmi", "svd"),
                     help="vector model for the output scores (default: %(default)s, the better one on "
                          "corpora of a few million tokens; see docs/compositionality.md)")
     pr.add_argument("--method", default="alpha", choices=("direct", "alpha", "ss", "ss+ds"),
@@ -165,9 +184,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _vectors(args: argparse.Namespace) -> int:
-    from mwemt.compositionality.vectors import CorpusSource, VectorsConfig, build_vectors
-    from mwemt.formats import detect_lexicon_format
-    from mwemt.preprocess.lexicon import load_lexicon
+    from mwemt.compositionality.vectors import CorpusSource, VectorsConfig, build_vectors, load_mwe_lexicon
 
     try:
         first, last = (int(x) for x in args.context_ranks.split("-"))
@@ -176,11 +193,10 @@ def _vectors(args: argparse.Namespace) -> int:
     config = VectorsConfig(lang=args.lang, lemmatizer=args.lemmatizer, max_gap=args.max_gap,
                            dedupe=not args.no_dedupe, min_count=args.min_count, dim=args.dim,
                            w2v_window=args.window, epochs=args.epochs, ppmi_window=args.ppmi_window,
-                           context_first_rank=first, context_last_rank=last, seed=args.seed,
-                           max_sentences=args.max_sentences)
-    fmt = detect_lexicon_format(args.lexicon) if args.lexicon_format == "auto" else args.lexicon_format
-    lexicon = load_lexicon(args.lexicon, fmt, lang=args.lang, lemmatizer=args.lemmatizer,
-                           tokenize_entries=fmt != "cupt")
+                           context_first_rank=first, context_last_rank=last, ppmi_cds=args.ppmi_cds,
+                           svd_dim=args.svd_dim, svd_power=args.svd_power, seed=args.seed,
+                           max_sentences=args.max_sentences, workers=args.workers, w2v_workers=args.w2v_workers)
+    lexicon = load_mwe_lexicon(args.lexicon, args.lexicon_format, config)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     man = build_vectors([CorpusSource.parse(c) for c in args.corpus], lexicon, args.out, config, models,
                         progress=not args.quiet, lexicon_path=args.lexicon)

@@ -152,9 +152,17 @@ def _read_tsv(path: str, gold: GoldSet) -> None:
 # ---------------------------------------------------------------- agreement
 
 
+BOOTSTRAP_SAMPLES = 1000
+BOOTSTRAP_SEED = 12345  # the seed of the sentence-level bootstrap of the metrics, for one convention
+
+
 @dataclass
 class Agreement:
-    """Pearson and Spearman correlation of predictions with gold, over the MWEs both have."""
+    """Pearson and Spearman correlation of predictions with gold, over the MWEs both have.
+
+    ``pearson_ci`` and ``spearman_ci`` are 95% percentile bootstrap intervals over the rated MWEs
+    (resampled with replacement, ``BOOTSTRAP_SAMPLES`` times, seeded), or None when not computed.
+    """
 
     n: int
     gold_size: int
@@ -164,6 +172,8 @@ class Agreement:
     spearman_p: float
     not_predicted: list[str] = field(default_factory=list)
     unrated: int = 0
+    pearson_ci: tuple[float, float] | None = None
+    spearman_ci: tuple[float, float] | None = None
 
     @property
     def coverage(self) -> float:
@@ -173,15 +183,60 @@ class Agreement:
         def num(x: float) -> float | None:
             return None if math.isnan(x) else round(x, 4)
 
+        def ci(pair: tuple[float, float] | None) -> list[float | None] | None:
+            return None if pair is None else [num(pair[0]), num(pair[1])]
+
         return {"n": self.n, "gold_size": self.gold_size, "coverage": round(self.coverage, 4),
                 "pearson": num(self.pearson), "pearson_p": None if math.isnan(self.pearson_p) else float(f"{self.pearson_p:.3g}"),
+                "pearson_ci95": ci(self.pearson_ci),
                 "spearman": num(self.spearman),
                 "spearman_p": None if math.isnan(self.spearman_p) else float(f"{self.spearman_p:.3g}"),
+                "spearman_ci95": ci(self.spearman_ci),
                 "gold_unrated": self.unrated, "not_predicted": len(self.not_predicted)}
 
 
-def agreement(pred: Mapping[str, float], gold: GoldSet, min_n: int = 3) -> Agreement:
-    """Correlate on the gold MWEs that have a prediction; the rest lower the coverage."""
+def _rowwise_pearson(a, b):
+    import numpy as np
+
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    den = np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (a * b).sum(axis=1) / den, np.nan)
+
+
+def bootstrap_correlation_ci(x, y, n_samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED,
+                             level: float = 0.95) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Percentile bootstrap intervals of Pearson's r and Spearman's rho, resampling (x, y) pairs.
+
+    A resample whose values are all equal has no correlation and is left out of the percentiles.
+    """
+    import numpy as np
+    from scipy.stats import rankdata
+
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    idx = np.random.default_rng(seed).integers(0, len(x), size=(n_samples, len(x)))
+    xs, ys = x[idx], y[idx]
+    pear = _rowwise_pearson(xs, ys)
+    spear = _rowwise_pearson(rankdata(xs, axis=1), rankdata(ys, axis=1))
+    tail = 100.0 * (1.0 - level) / 2.0
+
+    def interval(v) -> tuple[float, float]:
+        v = v[~np.isnan(v)]
+        if not len(v):
+            return math.nan, math.nan
+        lo, hi = np.percentile(v, [tail, 100.0 - tail])
+        return float(lo), float(hi)
+
+    return interval(pear), interval(spear)
+
+
+def agreement(pred: Mapping[str, float], gold: GoldSet, min_n: int = 3, bootstrap: int = 0,
+              seed: int = BOOTSTRAP_SEED) -> Agreement:
+    """Correlate on the gold MWEs that have a prediction; the rest lower the coverage.
+
+    With ``bootstrap`` > 0, 95% confidence intervals from that many resamples are added.
+    """
     import warnings
 
     from scipy.stats import pearsonr, spearmanr
@@ -197,5 +252,6 @@ def agreement(pred: Mapping[str, float], gold: GoldSet, min_n: int = 3) -> Agree
         warnings.simplefilter("ignore")  # a constant input gives NaN, reported as null
         pr = pearsonr(x, y)
         sr = spearmanr(x, y)
+    cis = bootstrap_correlation_ci(x, y, bootstrap, seed) if bootstrap > 0 else (None, None)
     return Agreement(len(keys), len(gold.items), float(pr[0]), float(pr[1]), float(sr[0]), float(sr[1]),
-                     missing, len(gold.unrated))
+                     missing, len(gold.unrated), *cis)
