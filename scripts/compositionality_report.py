@@ -32,7 +32,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from mwemt.compositionality.corpus import CorpusSource, peak_rss_mib, sample_corpus, stage_key
-from mwemt.compositionality.gold import SCALES, agreement, read_gold
+from mwemt.compositionality.gold import SCALES, agreement, rated_mwes, read_shared_gold
 from mwemt.compositionality.predict import (
     DS_METHODS,
     MODELS,
@@ -61,11 +61,6 @@ from mwemt.provenance import manifest, write_json
 from mwemt.records import LexiconEntry
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLD = {  # name -> (path under shared data, format)
-    "nctti": ("compositionality/nctti/data_en.tsv", "nctti"),
-    "reddy": ("compositionality/reddy2011-nc/reddy2011.csv", "reddy"),
-    "farahmand": ("compositionality/farahmand2015-nc/nonComp-judgments.csv", "farahmand"),
-}
 SMALL_CORPORA = ["parallel/tatoeba-en-it/eng-ita.anki.tsv::1", "parallel/europarl-en-it/data/pivot/triples.en.gz"]
 TED_PAIRS = "testsets/zaninello-en-it/derived/test_ted.mwe_pairs.tsv"
 BILINGUAL = "lexicons/wordnet-mwe/derived/en-ita.multiwordnet.tsv"
@@ -181,13 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
 
-    golds = {name: read_gold(shared / rel, fmt) for name, (rel, fmt) in GOLD.items()}
-    gold_mwes: dict[str, str] = {}
-    for g in golds.values():
-        for key, item in g.items.items():
-            gold_mwes.setdefault(key, " ".join(item.mwe.lower().split()))
+    golds = read_shared_gold(shared)
+    gold_mwes = rated_mwes(golds)
     ted = ted_mwes(shared / TED_PAIRS) if (shared / TED_PAIRS).is_file() else []
-    lexicon_words = sorted(set(gold_mwes.values()) | {m for m in ted if collapsible(m)})
+    lexicon_words = sorted(set(gold_mwes) | {m for m in ted if collapsible(m)})
 
     specs = args.corpus or [str(shared / c) for c in SMALL_CORPORA]
     sources = [CorpusSource.parse(c) for c in specs]
@@ -214,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     vman = build_vectors(sources, lexicon, full, config, progress=not args.quiet, lexicon_path=lexicon_path)
     store = load_store(full)
 
-    entries = [LexiconEntry(tuple(m.split())) for m in sorted(gold_mwes.values())]
+    entries = [LexiconEntry(tuple(m.split())) for m in gold_mwes]
     scored = ds_scores(store, entries, args.alpha)
     names = list(scored)
     preds_all = predict(entries, store, alpha=args.alpha, models=[m for m in MODELS if m in store.spaces],

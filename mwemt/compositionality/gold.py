@@ -30,6 +30,12 @@ from mwemt.fileio import iter_lines
 from mwemt.formats import iter_compositionality, normalise_mwe
 
 GOLD_FORMATS = ("nctti", "reddy", "farahmand", "tsv")
+# the rating sets in the shared data: name -> (path under the shared data directory, format)
+SHARED_GOLD = {
+    "nctti": ("compositionality/nctti/data_en.tsv", "nctti"),
+    "reddy": ("compositionality/reddy2011-nc/reddy2011.csv", "reddy"),
+    "farahmand": ("compositionality/farahmand2015-nc/nonComp-judgments.csv", "farahmand"),
+}
 SCALES = {
     "nctti": "CompType 0-5, 5 = compositional; normalised score/5",
     "reddy": "compound score (5th column) 0-5, 5 = compositional; normalised score/5",
@@ -147,6 +153,16 @@ def _read_farahmand(path: str, gold: GoldSet) -> None:
 def _read_tsv(path: str, gold: GoldSet) -> None:
     for mwe, score, lineno in iter_compositionality(path):
         gold.add(mwe, score, f"{score}", lineno)
+
+
+def read_shared_gold(shared: str | Path) -> dict[str, GoldSet]:
+    """NCTTI (English), Reddy 2011 and Farahmand 2015 from the shared data directory."""
+    return {name: read_gold(Path(shared) / rel, fmt) for name, (rel, fmt) in SHARED_GOLD.items()}
+
+
+def rated_mwes(golds: Mapping[str, GoldSet]) -> list[str]:
+    """Every distinct rated MWE of these sets, lowercased, sorted: the lexicon to collapse for them."""
+    return sorted({" ".join(it.mwe.lower().split()) for g in golds.values() for it in g.items.values()})
 
 
 # ---------------------------------------------------------------- agreement

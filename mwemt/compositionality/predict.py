@@ -461,7 +461,8 @@ def score_mwes(mwes: Iterable[str | LexiconEntry], vectors: str | Path | VectorS
         raise MwemtError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
     if method not in DS_METHODS:
         raise MwemtError(f"unknown method {method!r}; score_mwes computes {', '.join(DS_METHODS)}")
-    store = vectors if isinstance(vectors, VectorStore) else load_store(vectors, models=[model])
+    needed = [model, "ppmi"] if model == "svd" and allow_fold_in else [model]  # folding in starts from PPMI
+    store = vectors if isinstance(vectors, VectorStore) else load_store(vectors, models=needed)
     if model not in store.spaces:
         raise MwemtError(f"the vectors in {store.path} have no {model!r} model (have: {', '.join(store.spaces)})")
     entries = [m if isinstance(m, LexiconEntry) else LexiconEntry(tuple(m.split())) for m in mwes]
