@@ -38,13 +38,12 @@ from mwemt.compositionality.predict import (
     MODELS,
     Translations,
     predict,
-    score_names,
     score_mwes,
+    score_names,
     table_rows,
     targets_for,
 )
 from mwemt.compositionality.vectors import (
-    COLLAPSE,
     MANIFEST,
     VectorsConfig,
     build_vectors,
@@ -261,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         stages = train_models(sdir, config, progress=not args.quiet)
         write_manifest(sdir, config, srec, stages, lexicon, lexicon_path, sources)
         sstore = load_store(sdir)
-        sres = evaluate_all(ds_scores(sstore, entries, args.alpha), golds, 0, lambda n: f"sample@{fmt_tokens(size)}")
+        label = f"sample@{fmt_tokens(size)}"
+        sres = evaluate_all(ds_scores(sstore, entries, args.alpha), golds, 0, lambda n, label=label: label)
         curve.append({"tokens": srec["tokens"], "target_tokens": size, "fraction": round(srec["fraction"], 5),
                       "results": sres, "stages": {k: _stage_summary(v) for k, v in stages.items()}})
     curve.append({"tokens": crec["tokens"], "target_tokens": None, "fraction": 1.0,

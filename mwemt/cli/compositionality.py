@@ -43,6 +43,9 @@ methods (all scores in [0,1], negative cosines clipped to 0):
   alpha    alpha*cos(v_mwe, v_w1) + (1-alpha)*cos(v_mwe, v_w2)
   ss       LCS string similarity of the MWE's translations with its parts' (needs --bilingual)
   ss+ds    mean of ss and the alpha score (needs --bilingual)
+MWEs that were not in the lexicon when the vectors were built are folded in (PPMI and PPMI-SVD):
+their contiguous occurrences in the collapsed corpus give them a row in the same space (one pass over
+corpus.txt, cached in VECTORS/fold-in/). word2vec cannot be extended without retraining.
 MWEs that cannot be scored are listed on stderr and in the manifest (OUT.manifest.json); they are
 not written to OUT. --table writes every method for every MWE, NA where missing, with the reason.
 
@@ -143,6 +146,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                     help="spread the written scores over [0,1] keeping their order (default: %(default)s)")
     pr.add_argument("--out", "-o", default="-", help="score file (default: stdout)")
     pr.add_argument("--table", help="also write every method for every MWE as a wide TSV")
+    pr.add_argument("--no-fold-in", action="store_true",
+                    help="do not give MWEs missing from the vectors' lexicon a PPMI/SVD vector from their "
+                         "occurrences in the corpus (one pass over it, cached)")
     pr.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
 
     cx = sub.add_parser("contextual", help="score MWEs by substitution in context (sentence encoder, offline)",
@@ -208,7 +214,15 @@ def _vectors(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from mwemt.compositionality.predict import Translations, predict, rescale, score_names, table_rows
+    from mwemt.compositionality.predict import (
+        Translations,
+        fold_in,
+        predict,
+        rescale,
+        score_names,
+        table_rows,
+        targets_for,
+    )
     from mwemt.compositionality.vectors import load_store
     from mwemt.fileio import write_lines
     from mwemt.formats import detect_lexicon_format, read_lexicon_entries, write_compositionality
@@ -224,6 +238,8 @@ def _predict(args: argparse.Namespace) -> int:
         if bfmt == "auto":
             bfmt = "wn-aligned" if detect_lexicon_format(args.bilingual) == "wn-aligned" else "bilingual"
         translations = Translations(read_lexicon_entries(args.bilingual, bfmt, min_words=1), name=args.bilingual)
+    if not args.no_fold_in and args.model != "w2v":
+        fold_in(store, targets_for(entries, store), progress=not args.quiet)
     preds = predict(entries, store, alpha=args.alpha, translations=translations, models=[args.model])
     column = "ss" if args.method == "ss" else f"{args.model}:{args.method}"
     scored = [(p.key, p.scores[column]) for p in preds if column in p.scores]

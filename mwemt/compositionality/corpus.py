@@ -30,7 +30,7 @@ from pathlib import Path
 from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import atomic_write, iter_lines, sha256_file, write_lines
 from mwemt.preprocess.annotate import AnnotationReport, Annotator, encode_sentence
-from mwemt.preprocess.encode import escape, escape_lemma
+from mwemt.preprocess.encode import JOIN, escape, escape_lemma
 from mwemt.records import AnnotatedSentence
 
 CORPUS = "corpus.txt"
@@ -144,6 +144,11 @@ def word_token(lemma: str) -> str:
     return escape(lemma)
 
 
+def is_mwe_token(token: str) -> bool:
+    """MWE tokens are the only ones with a bare ``_`` (a literal underscore is escaped)."""
+    return JOIN in token
+
+
 def collapse_sentence(sent: AnnotatedSentence) -> list[str]:
     """Lemmas of an annotated sentence with each contiguous MWE joined into one token."""
     on_lemmas = AnnotatedSentence(list(sent.lemmas), list(sent.lemmas), sent.mwes)
@@ -226,6 +231,8 @@ def ordered_map(fn: Callable, tasks: Iterable, workers: int, state: object = Non
                     yield pending.popleft().get()
             while pending:
                 yield pending.popleft().get()
+            pool.close()
+            pool.join()  # reaped workers: their CPU time and peak memory reach RUSAGE_CHILDREN
     finally:
         _STATE = None
 
@@ -290,14 +297,22 @@ def peak_rss_mib() -> dict[str, float]:
     return {"self": round(own, 1), "largest_child": round(child, 1)}
 
 
-def source_hashes(sources: Sequence[CorpusSource]) -> list[list[str]]:
-    return [[str(s), sha256_file(s.path) if s.path != "-" else "stdin"] for s in sources]
+def source_hashes(sources: Sequence[CorpusSource]) -> list[list]:
+    """Content hash and column of each source: the same file under another path is the same input.
+
+    Standard input cannot be hashed before it is read: it gets a key of its own every time (never reused).
+    """
+    return [[sha256_file(s.path) if s.path != "-" else f"stdin@{time.time_ns()}", s.column] for s in sources]
 
 
 def collapse_key(sources: Sequence[CorpusSource], annotator: Annotator, dedupe: bool,
                  max_sentences: int | None) -> str:
-    return stage_key(stage="collapse", sources=source_hashes(sources), annotator=annotator.signature,
-                     dedupe=dedupe, max_sentences=max_sentences)
+    """Input contents and settings; not the lexicon's file name (the signature has it): its content counts."""
+    lex = annotator.lexicon.fingerprint() if annotator.lexicon is not None else None
+    return stage_key(stage="collapse", sources=source_hashes(sources), lang=annotator.lang,
+                     lemmatizer=annotator.lemmatizer.signature, lexicon=lex, max_gap=annotator.max_gap,
+                     tokenizer="moses", pretokenized=annotator.pretokenized, dedupe=dedupe,
+                     max_sentences=max_sentences)
 
 
 def collapse_corpus(sources: Sequence[CorpusSource], annotator: Annotator, out_dir: str | Path, *,

@@ -1,7 +1,7 @@
 """Count-based vector spaces: positive PMI over frequent context words, and its truncated SVD.
 
-Rows are every token of the collapsed corpus seen at least ``min_count`` times (MWE tokens
-included); columns are the words ranked ``context_first_rank``..``context_last_rank`` by frequency
+Rows are every token of the collapsed corpus seen at least ``min_count`` times, and every MWE
+token seen at least ``mwe_min_count`` times; columns are the words ranked ``context_first_rank``..``context_last_rank`` by frequency
 (51st to 1050th by default: the top 50 are mostly function words and carry little meaning).
 Co-occurrences are counted in a symmetric window of ``ppmi_window`` tokens on each side, inside a
 line, unweighted. PPMI(w, c) = max(0, log(n(w,c) / (n(w) · P_cds(c)))) with n(w) the row sum and
@@ -187,7 +187,9 @@ def build_ppmi(sentences: Iterable[Sequence[str]], vocab: Sequence[tuple[str, in
                workers: int = 1, progress: bool = True,
                total_tokens: int | None = None) -> tuple[scipy.sparse.csr_matrix, list[str], list[str], np.ndarray]:
     """The PPMI matrix, its row tokens, context words and the raw context sums (for folding in)."""
-    rows = [t for t, n in vocab if n >= config.min_count]
+    from mwemt.compositionality.corpus import is_mwe_token
+
+    rows = [t for t, n in vocab if n >= config.min_count or (n >= config.mwe_min_count and is_mwe_token(t))]
     contexts = context_words(vocab, config.context_first_rank, config.context_last_rank)
     counts = count_cooccurrences(sentences, rows, contexts, config.ppmi_window, workers=workers,
                                  progress=progress, total_tokens=total_tokens)
@@ -214,16 +216,34 @@ def load_ppmi(directory: Path) -> tuple[scipy.sparse.csr_matrix, list[str], list
 # ---------------------------------------------------------------- PPMI-SVD
 
 
-def svd_space(matrix: scipy.sparse.csr_matrix, dim: int, power: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row vectors ``U·S^power`` of a rank-``dim`` truncated SVD, and the projection ``V·S^(power-1)``."""
-    from sklearn.utils.extmath import randomized_svd
+GRAM_MAX_COLUMNS = 5000
 
-    k = max(1, min(dim, min(matrix.shape) - 1))
-    u, s, vt = randomized_svd(matrix.astype(np.float32), n_components=k, n_iter=5, random_state=seed)
-    scale = np.power(s, power)
-    with np.errstate(divide="ignore"):
-        inv = np.where(s > 0, np.power(s, power - 1.0), 0.0)
-    return (u * scale).astype(np.float32), (vt.T * inv).astype(np.float32)
+
+def svd_space(matrix: scipy.sparse.csr_matrix, dim: int, power: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row vectors ``U·S^power`` of a rank-``dim`` truncated SVD, and the projection ``V·S^(power-1)``.
+
+    With a few thousand context columns the SVD is exact and cheap through the Gram matrix A^T·A
+    (its eigenvectors are V, its eigenvalues S^2); wider matrices use a seeded randomized SVD.
+    """
+    a = matrix.astype(np.float64)
+    k = max(1, min(dim, min(a.shape) - 1))
+    if a.shape[1] <= GRAM_MAX_COLUMNS:
+        gram = (a.T @ a).toarray()
+        evals, evecs = np.linalg.eigh(gram)
+        order = np.argsort(evals)[::-1][:k]
+        s = np.sqrt(np.clip(evals[order], 0.0, None))
+        v = evecs[:, order]
+        v *= np.where(v[np.abs(v).argmax(axis=0), np.arange(k)] < 0, -1.0, 1.0)  # a fixed sign per vector
+    else:
+        from sklearn.utils.extmath import randomized_svd
+
+        _, s, vt = randomized_svd(a, n_components=k, n_iter=5, random_state=seed)
+        v = vt.T
+    inv = np.zeros_like(s)
+    np.power(s, power - 1.0, out=inv, where=s > 0)
+    projection = v * inv  # U·S^p = A·V·S^(p-1)
+    vectors = np.asarray(a @ projection)
+    return vectors.astype(np.float32), projection.astype(np.float32)
 
 
 def save_svd(out_dir: Path, vectors: np.ndarray, projection: np.ndarray) -> None:

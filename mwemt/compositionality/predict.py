@@ -243,7 +243,7 @@ def predict(entries: Iterable[LexiconEntry], store: VectorStore, alpha: float = 
             space = store.spaces[m]
             for name, (score, why) in (("direct", direct_score(space, t)), ("alpha", alpha_score(space, t, alpha))):
                 if score is None:
-                    p.missing[f"{m}:{name}"] = f"{why} ({_count_note(p.corpus_count, store.config.min_count)})"
+                    p.missing[f"{m}:{name}"] = f"{why} ({_count_note(p.corpus_count, store.config.mwe_min_count)})"
                 else:
                     p.scores[f"{m}:{name}"] = score
             if translations is not None:
@@ -404,7 +404,7 @@ def fold_in(store: VectorStore, targets: Sequence[Target], workers: int = 0, pro
     added = 0
     for tok, n, row in zip(tokens, occurrences, rows):
         store.folded_counts[str(tok)] = int(n)
-        if n < config.min_count:
+        if n < config.mwe_min_count:
             continue
         space.extra[str(tok)] = row.astype(np.float64)
         if projection is not None:

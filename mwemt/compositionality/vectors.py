@@ -19,6 +19,7 @@ means the directory is complete):
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -39,6 +40,7 @@ from mwemt.compositionality.corpus import (  # noqa: F401 - re-exported: the pub
     collapse_corpus,
     collapse_sentence,
     collapsed_stream,
+    is_mwe_token,
     iter_corpus_lines,
     mwe_token,
     peak_rss_mib,
@@ -67,6 +69,10 @@ MODELS = ("w2v", "ppmi", "svd")
 class VectorsConfig:
     """Everything that decides the vectors; stored in the manifest so a run can be repeated.
 
+    ``min_count`` applies to words; an MWE token needs only ``mwe_min_count`` occurrences to get a
+    vector (the MWEs are what is measured: a vector from a few contexts is noisy, none at all is a
+    gap in coverage).
+
     ``workers`` (lemmatization and PPMI counting processes) and ``w2v_workers`` (word2vec threads)
     are 0 for one per core. The collapsed corpus and PPMI do not depend on them; word2vec is
     reproducible bit for bit only with ``w2v_workers=1`` (several threads update the vectors in an
@@ -78,6 +84,7 @@ class VectorsConfig:
     max_gap: int = 0
     dedupe: bool = True
     min_count: int = 3
+    mwe_min_count: int = 1
     dim: int = 300
     w2v_window: int = 5
     epochs: int = 5
@@ -95,8 +102,8 @@ class VectorsConfig:
     w2v_workers: int = 0
 
     def check(self) -> None:
-        if self.dim < 1 or self.epochs < 1 or self.min_count < 1 or self.svd_dim < 1:
-            raise MwemtError("dim, svd_dim, epochs and min_count must be at least 1")
+        if min(self.dim, self.epochs, self.min_count, self.mwe_min_count, self.svd_dim) < 1:
+            raise MwemtError("dim, svd_dim, epochs, min_count and mwe_min_count must be at least 1")
         if self.w2v_window < 1 or self.ppmi_window < 1:
             raise MwemtError("window sizes must be at least 1")
         if not 1 <= self.context_first_rank <= self.context_last_rank:
@@ -129,6 +136,14 @@ def stable_hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
+def _keep_mwes(mwe_min_count: int, word: str, count: int, min_count: int) -> int:
+    from gensim import utils
+
+    if is_mwe_token(word):
+        return utils.RULE_KEEP if count >= mwe_min_count else utils.RULE_DISCARD
+    return utils.RULE_DEFAULT
+
+
 def train_word2vec(corpus_path: str | Path, config: VectorsConfig, progress: bool = True):
     """word2vec CBOW on the collapsed corpus file with a fixed seed, on ``w2v_workers`` threads.
 
@@ -151,7 +166,8 @@ def train_word2vec(corpus_path: str | Path, config: VectorsConfig, progress: boo
         model = Word2Vec(corpus_file=str(corpus_path), vector_size=config.dim, window=config.w2v_window,
                          min_count=config.min_count, sg=0, negative=config.negative, sample=config.sample,
                          epochs=config.epochs, seed=config.seed, workers=resolve_workers(config.w2v_workers),
-                         hashfxn=stable_hash, callbacks=[_Progress()])
+                         hashfxn=stable_hash, callbacks=[_Progress()],
+                         trim_rule=functools.partial(_keep_mwes, config.mwe_min_count))
     finally:
         bar.close()
     return model.wv
@@ -247,14 +263,14 @@ def load_store(path: str | Path, models: Sequence[str] | None = None) -> VectorS
 def _model_keys(corpus_key: str, config: VectorsConfig) -> dict[str, str]:
     c = asdict(config)
     ppmi = stage_key(stage="ppmi", corpus=corpus_key,
-                     **{k: c[k] for k in ("min_count", "ppmi_window", "context_first_rank", "context_last_rank",
-                                          "ppmi_cds")})
+                     **{k: c[k] for k in ("min_count", "mwe_min_count", "ppmi_window", "context_first_rank",
+                                          "context_last_rank", "ppmi_cds")})
     return {
         "ppmi": ppmi,
         "svd": stage_key(stage="svd", ppmi=ppmi, dim=config.svd_dim, power=config.svd_power, seed=config.seed),
         "w2v": stage_key(stage="w2v", corpus=corpus_key, workers=resolve_workers(config.w2v_workers),
-                         **{k: c[k] for k in ("min_count", "dim", "w2v_window", "epochs", "negative", "sample",
-                                              "seed")}),
+                         **{k: c[k] for k in ("min_count", "mwe_min_count", "dim", "w2v_window", "epochs",
+                                              "negative", "sample", "seed")}),
     }
 
 
