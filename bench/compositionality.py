@@ -51,7 +51,8 @@ def count_lines(path: Path) -> int:
     return sum(1 for _ in iter_lines(path))
 
 
-def run_build(corpus: Path, lexicon: Path, out: Path, max_lines: int | None, models: str, workers: int) -> dict:
+def run_build(corpus: Path, lexicon: Path, out: Path, max_lines: int | None, models: str, workers: int,
+              epochs: int) -> dict:
     """One vectors build in a child process; its stage records and peak memory."""
     code = (
         "import json, resource, sys; from mwemt.cli import main; "
@@ -60,7 +61,7 @@ def run_build(corpus: Path, lexicon: Path, out: Path, max_lines: int | None, mod
         "'child': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))"
     )
     argv = ["compositionality", "vectors", "-c", str(corpus), "-l", str(lexicon), "-o", str(out), "--models", models,
-            "--workers", str(workers), "--w2v-workers", str(workers), "-q"]
+            "--workers", str(workers), "--w2v-workers", str(workers), "--epochs", str(epochs), "-q"]
     if max_lines is not None:
         argv += ["--max-sentences", str(max_lines)]
     start = time.perf_counter()
@@ -87,6 +88,8 @@ def main() -> None:
     ap.add_argument("--fractions", default="0.1,1.0")
     ap.add_argument("--models", default="ppmi,svd,w2v")
     ap.add_argument("--workers", type=int, default=0, help="0 = one per core")
+    ap.add_argument("--epochs", type=int, default=5,
+                    help="word2vec epochs (memory does not depend on them; tok/s counts token passes)")
     ap.add_argument("--keep", type=Path, help="keep the build directories here (default: a temporary directory)")
     args = ap.parse_args()
     if not args.corpus.exists():
@@ -105,16 +108,22 @@ def main() -> None:
         lexicon = work / "rated.txt"
         write_lines(lexicon, rated_mwes(read_shared_gold(SHARED)))
     n_lines = count_lines(args.corpus)
-    print(f"corpus: {args.corpus.name}, {n_lines:,} lines; lexicon: {lexicon.name}; models: {args.models}")
+    print(f"corpus: {args.corpus.name}, {n_lines:,} lines; lexicon: {lexicon.name}; models: {args.models}; "
+          f"word2vec epochs: {args.epochs}")
 
     results = {}
     for f in fractions:
         max_lines = None if f >= 1.0 else max(1, round(f * n_lines))
         out = work / f"frac-{f:g}"
         print(f"\nbuilding {f:.0%} of the corpus ({max_lines or n_lines:,} lines) ...", flush=True)
-        results[f] = res = run_build(args.corpus, lexicon, out, max_lines, args.models, args.workers)
+        results[f] = res = run_build(args.corpus, lexicon, out, max_lines, args.models, args.workers,
+                                         args.epochs)
         res["load"] = os.getloadavg()
-        print(f"  done in {res['wall']:.0f} s; load average {' '.join(f'{x:.2f}' for x in res['load'])}")
+        print(f"  done in {res['wall']:.0f} s; load average {' '.join(f'{x:.2f}' for x in res['load'])}; "
+              f"{res['tokens']:,} tokens; peak MiB main {res['self_mib']:,.0f}, largest worker "
+              f"{res['child_mib']:,.0f}; " + ", ".join(
+                  f"{k} {v['seconds']:.0f} s" + (f" {v['tokens_per_second']:,} tok/s" if v.get('tokens_per_second') else "")
+                  for k, v in res["stages"].items()), flush=True)
 
     print("\nthroughput (tokens/s; tokens = corpus tokens before collapsing, word2vec: token passes = "
           "tokens x epochs):")

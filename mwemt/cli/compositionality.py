@@ -9,10 +9,12 @@ from mwemt.errors import MwemtError
 
 EPILOG = """\
 steps:
-  vectors   lemmatise a corpus, collapse every lexicon MWE into one token (ivory_tower), train
-            word2vec CBOW and a PPMI count model on that token stream
-  predict   score MWEs in [0,1] (1 = compositional) by comparing the MWE vector with its parts;
-            writes the 'mwe<TAB>compositionality' file that 'mwemt score' reads
+  vectors   lemmatize a corpus (worker processes), collapse every lexicon MWE into one token
+            (ivory_tower), train word2vec CBOW, PPMI and PPMI-SVD on that token stream; every stage
+            is cached by the hashes of its inputs and its settings
+  predict   score MWEs in [0,1] (1 = compositional) by comparing the MWE vector with its parts
+            (MWEs missing from the vectors' lexicon are folded in); writes the
+            'mwe<TAB>compositionality' file that 'mwemt score' reads
   contextual  (optional) score MWEs from sentences: how similar a sentence stays when the MWE is
             replaced by one of its parts, with the packaged all-MiniLM-L6-v2 encoder (offline)
   evaluate  Pearson and Spearman (with p-values) and coverage against human ratings
@@ -20,7 +22,7 @@ steps:
 examples:
   mwemt compositionality vectors --corpus eng-ita.anki.tsv::1 --corpus europarl.en.gz \\
       --lexicon compounds.txt --lang en --out vec/
-  mwemt compositionality predict --vectors vec/ --mwes compounds.txt --model ppmi --method alpha -o comp.tsv
+  mwemt compositionality predict --vectors vec/ --mwes compounds.txt --model svd --method alpha -o comp.tsv
   mwemt compositionality evaluate --pred comp.tsv --gold reddy2011.csv --format reddy"""
 
 VECTORS_EPILOG = """\
@@ -103,7 +105,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     v.add_argument("--window", type=int, default=5, help="word2vec window (default: %(default)s)")
     v.add_argument("--epochs", type=int, default=5, help="word2vec epochs (default: %(default)s)")
     v.add_argument("--min-count", type=int, default=3,
-                   help="tokens seen fewer times get no vector in any model (default: %(default)s)")
+                   help="words seen fewer times get no vector in any model (default: %(default)s)")
+    v.add_argument("--mwe-min-count", type=int, default=1,
+                   help="MWE tokens seen fewer times get no vector (default: %(default)s: any occurrence)")
     v.add_argument("--ppmi-window", type=int, default=5,
                    help="PPMI co-occurrence window, tokens each side (default: %(default)s)")
     v.add_argument("--context-ranks", default="51-1050",
@@ -197,7 +201,8 @@ def _vectors(args: argparse.Namespace) -> int:
     except ValueError:
         raise MwemtError(f"--context-ranks {args.context_ranks!r}: expected FIRST-LAST, e.g. 51-1050") from None
     config = VectorsConfig(lang=args.lang, lemmatizer=args.lemmatizer, max_gap=args.max_gap,
-                           dedupe=not args.no_dedupe, min_count=args.min_count, dim=args.dim,
+                           dedupe=not args.no_dedupe, min_count=args.min_count, mwe_min_count=args.mwe_min_count,
+                           dim=args.dim,
                            w2v_window=args.window, epochs=args.epochs, ppmi_window=args.ppmi_window,
                            context_first_rank=first, context_last_rank=last, ppmi_cds=args.ppmi_cds,
                            svd_dim=args.svd_dim, svd_power=args.svd_power, seed=args.seed,

@@ -246,7 +246,8 @@ def _run_task(task):
     return fn(state, task)
 
 
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
+def chunked(items: Iterable, size: int) -> Iterator[list]:
+    """Lists of ``size`` consecutive items (the last one shorter)."""
     it = iter(items)
     while chunk := list(islice(it, size)):
         yield chunk
@@ -340,7 +341,7 @@ def collapse_corpus(sources: Sequence[CorpusSource], annotator: Annotator, out_d
     lines = islice(iter_corpus_lines(sources, dedupe=dedupe, stats=line_stats, on_bytes=bar.update), max_sentences)
     try:
         with atomic_write(out / CORPUS) as fh:
-            for block, chunk_counts, chunk_report, n in ordered_map(_collapse_chunk, _chunks(lines, CHUNK_LINES),
+            for block, chunk_counts, chunk_report, n in ordered_map(_collapse_chunk, chunked(lines, CHUNK_LINES),
                                                                       n_workers, annotator):
                 fh.write(block)
                 counts.update(chunk_counts)

@@ -346,7 +346,7 @@ def fold_in(store: VectorStore, targets: Sequence[Target], workers: int = 0, pro
     import scipy.sparse
     from tqdm import tqdm
 
-    from mwemt.compositionality.corpus import CORPUS, ordered_map, resolve_workers, stage_key
+    from mwemt.compositionality.corpus import CORPUS, chunked, ordered_map, resolve_workers, stage_key
     from mwemt.compositionality.ppmi import ppmi_rows
     from mwemt.fileio import atomic_write, iter_lines
 
@@ -373,7 +373,7 @@ def fold_in(store: VectorStore, targets: Sequence[Target], workers: int = 0, pro
         total: dict[tuple, dict[int, int]] = {}
         seen: dict[tuple, int] = {}
         lines = iter_lines(store.path / CORPUS)
-        chunks = (chunk for chunk in _line_chunks(lines, 2000))
+        chunks = chunked(lines, 2000)
         with tqdm(desc="fold in MWEs", unit=" lines", unit_scale=True, disable=not progress, mininterval=1.0) as bar:
             for counts, n in ordered_map(_fold_in_chunk, chunks, resolve_workers(workers), state):
                 for pat, row in counts.items():
@@ -411,17 +411,6 @@ def fold_in(store: VectorStore, targets: Sequence[Target], workers: int = 0, pro
             store.spaces["svd"].extra[str(tok)] = (row @ projection).astype(np.float64)
         added += 1
     return added
-
-
-def _line_chunks(lines: Iterable[str], size: int):
-    buf: list[str] = []
-    for line in lines:
-        buf.append(line)
-        if len(buf) >= size:
-            yield buf
-            buf = []
-    if buf:
-        yield buf
 
 
 # ---------------------------------------------------------------- the library entry point
