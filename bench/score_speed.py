@@ -24,13 +24,14 @@ apart. chrF is timed as the best of ``--repeats`` runs.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
 from collections import OrderedDict
 from pathlib import Path
 
-from mwemt.evaluate.meta_eval import read_mqm
+from mwemt.judgements import collect_texts, read_mqm_ratings
 from mwemt.preprocess.testset import PairRow, read_ted_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +47,7 @@ WN_IT = SHARED / "lexicons/wordnet-mwe/derived/en-ita.multiwordnet.tsv"
 
 
 def mqm_segments(n: int) -> tuple[list[str], list[str]]:
-    targets, _ = read_mqm(MQM)
+    targets = collect_texts(read_mqm_ratings(MQM), MQM).targets
     ref = {seg: t for (system, seg), t in targets.items() if system == "ref"}
     hyps, refs = [], []
     for system in ("Facebook-AI", "HuaweiTSC", "Online-W"):
@@ -84,6 +85,22 @@ def ted_it_segments(rows: list[PairRow]) -> tuple[list[str], list[str]]:
     return [h for h, _ in by_sentence.values()], [r for _, r in by_sentence.values()]
 
 
+def cpu_description() -> str:
+    """The CPU model and the flags that change numeric speed (benchmarks print them beside numbers)."""
+    model, flags = "unknown CPU", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and model == "unknown CPU":
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    wanted = ["avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile"]
+    return f"{model}; flags: {', '.join(f for f in wanted if f in flags) or 'none of ' + ', '.join(wanted)}"
+
+
 def best_time(fn, repeats: int) -> float:
     best = float("inf")
     for _ in range(repeats):
@@ -107,7 +124,7 @@ def main() -> int:
     from mwemt.compositionality.gold import read_gold
     from mwemt.evaluate.similarity import english_wordnet, omw_wordnet
     from mwemt.evaluate.tesla import Tesla
-    from mwemt.preprocess.lexicon import load_lexicon
+    from mwemt.preprocess.annotate import load_lexicon
     from mwemt.provenance import versions
 
     t0 = time.perf_counter()
@@ -135,8 +152,9 @@ def main() -> int:
         ("en-para", "tesla", {}),
         ("it", "tesla", {}),
         ("it", "tesla-01", {"lexicon": lex_it}),
-        ("it", "tesla", {"wordnet": str(OMW_IT)}),
+        ("it", "tesla", {"wordnet": omw_wordnet(str(OMW_IT))}),
     ]
+    print(f"cpu: {cpu_description()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"one-off: WordNet load {t_wordnet:.2f} s (available: {wn_ok}); "
           f"EN-IT wn-aligned lexicon (Italian side, {len(lex_it)} MWEs) {t_lex:.2f} s; "
           f"MultiWordNet {t_omw:.2f} s")
@@ -174,6 +192,13 @@ def main() -> int:
         t_mwe = time.perf_counter() - t0
         print(f"MWE score: {n_mwes} MWEs in {len(hyps)} sentences: {t_mwe:.3f} s (target < 1 s); "
               f"score {result.score:.1f}  {result.signature}")
+        from mwemt.evaluate.bootstrap import BootstrapSettings, paired_bootstrap
+
+        other = scorer.sentence_stats(data["it"][1], refs)  # the manual translations as a second system
+        t0 = time.perf_counter()
+        paired_bootstrap(scorer, [result.stats, other], BootstrapSettings(1000))
+        print(f"paired bootstrap of the MWE score from its statistics: 2 systems x 1000 resamples "
+              f"{time.perf_counter() - t0:.3f} s (no matching repeated)")
     print("versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()))
     return 0
 

@@ -59,7 +59,8 @@ def main() -> None:
         train = Path(tmp) / "train.txt"
         train.write_text("".join(" ".join(t) + "\n" for t in sents), encoding="utf-8")
         t0 = time.perf_counter()
-        model = SubwordModel.train([train], Path(tmp) / "spm", vocab_size=args.vocab_size)
+        model = SubwordModel.train([train], vocab_size=args.vocab_size)
+        model.save(Path(tmp) / "spm")
         print(f"train: {model.vocab_size} pieces in {time.perf_counter() - t0:.2f}s")
     sp = model._sp   # the bare sentencepiece processor, for the baseline
     joined = [" ".join(t) for t in sents]

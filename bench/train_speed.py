@@ -3,7 +3,7 @@
     python bench/train_speed.py                          # Tatoeba EN-IT from ../shared/data
     python bench/train_speed.py --sizes tiny --pairs 2000 --updates 10   # quicker
 
-Both models train on the *same* binarised data: the baseline reads only the word (piece) stream
+Both models train on the *same* binarized data: the baseline reads only the word (piece) stream
 of the factored data directory (``--source-factors 1``), so the batches are identical and the
 only difference is the factored embedding. Timing alternates the two models in rounds (order
 flipped every round) so the load of a shared machine hits both alike.
@@ -40,33 +40,23 @@ ARCH = {"tiny": "factored_transformer_tiny", "paper-small": "factored_transforme
 
 
 def build_data(workdir: Path, pairs: int, vocab: int) -> tuple[Path, dict]:
-    """Annotate (IOB), segment and binarise with the same stages `mwemt train` uses (cached)."""
-    from mwemt.nmt.config import resolve
-    from mwemt.nmt.train import annotate_corpus, prepare_corpus, subword_corpus
+    """Annotate (IOB), segment and binarize with the stages `mwemt train` runs (cached in ``workdir``)."""
+    from mwemt.experiments.config import config_from_data
+    from mwemt.experiments.experiment import prepare_system
 
     if TSV.exists() and LEXICON.exists():
-        from mwemt.augment.corpus import split_tsv
-
-        split_dir = workdir / "split"
-        if not (split_dir / "split.manifest.json").exists():
-            split_tsv(TSV, split_dir, valid_size=500, test_size=500, seed=1)
-        data = {"train": {"src": str(split_dir / "train.en"), "tgt": str(split_dir / "train.it")},
-                "valid": {"src": str(split_dir / "valid.en"), "tgt": str(split_dir / "valid.it")},
-                "max_train_lines": pairs}
-        pre = {"encoding": "iob", "lexicon": str(LEXICON), "lexicon_format": "oewn"}
-        source = f"Tatoeba EN-IT, first {pairs} training pairs of the seed-1 split; OEWN MWE lexicon"
+        data = {"split": {"tsv": str(TSV), "valid_size": 500, "test_size": 500, "train_size": pairs},
+                "lexicon": str(LEXICON), "lexicon_format": "oewn"}
+        source = f"Tatoeba EN-IT, a seeded sample of {pairs} training pairs of the seed-1 split; OEWN MWE lexicon"
     else:
-        data = {"train": {"src": str(FIXTURE / "train.en"), "tgt": str(FIXTURE / "train.it")},
-                "valid": {"src": str(FIXTURE / "valid.en"), "tgt": str(FIXTURE / "valid.it")}}
-        pre = {"encoding": "iob", "lexicon": str(FIXTURE / "lexicon.txt"), "lexicon_format": "list"}
+        data = {"train": str(FIXTURE / "train"), "valid": str(FIXTURE / "valid"),
+                "lexicon": str(FIXTURE / "lexicon.txt"), "lexicon_format": "list"}
         source = "test fixture (shared data not found)"
         vocab = min(vocab, 400)
-    cfg = resolve({"src_lang": "en", "tgt_lang": "it", "data": data, "preprocess": pre,
-                   "subword": {"vocab_size": vocab}})
-    work = workdir / "work"
-    tok = annotate_corpus(cfg, work)
-    seg, _, _ = subword_corpus(cfg, work, tok)
-    return prepare_corpus(cfg, work, seg), {"data": source, "vocab_size": vocab}
+    cfg = config_from_data({"src_lang": "en", "tgt_lang": "it", "data": data, "subword": {"vocab_size": vocab},
+                            "systems": {"iob": {"encoding": "iob"}}})
+    _, data_bin, _ = prepare_system(cfg, "iob", workdir)
+    return data_bin, {"data": source, "vocab_size": vocab}
 
 
 def make_trainer(data_bin: Path, arch: str, factors: int, max_tokens: int, seed: int):

@@ -12,7 +12,9 @@ import gzip
 import hashlib
 import io
 import os
+import shutil
 import sys
+import tarfile
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -24,11 +26,16 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+
+
 def _open_binary(path: str | Path) -> IO[bytes]:
     path = str(path)
     if path == "-":
         return sys.stdin.buffer
     try:
+        if path.endswith(TAR_SUFFIXES):
+            return _open_single_member(path)
         if path.endswith(".gz"):
             return gzip.open(path, "rb")
         return open(path, "rb")
@@ -40,13 +47,48 @@ def _open_binary(path: str | Path) -> IO[bytes]:
         raise InputError("permission denied", path, expected="a readable file") from None
 
 
+class _MemberStream(io.BufferedReader):
+    """A tar member opened for reading that closes its archive with it."""
+
+    def __init__(self, archive: tarfile.TarFile, member: IO[bytes]):
+        super().__init__(member)  # type: ignore[arg-type]
+        self._archive = archive
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._archive.close()
+
+
+def _open_single_member(path: str) -> IO[bytes]:
+    """The one file inside a (compressed) tar archive, as data sets are often published.
+
+    An archive with several files is refused: which one is meant cannot be guessed.
+    """
+    try:
+        archive = tarfile.open(path, "r:*")
+    except tarfile.TarError as exc:
+        raise InputError(f"not a readable tar archive ({exc})", path, expected="a .tar.gz holding one file") from None
+    files = [m for m in archive.getmembers() if m.isfile()]
+    if len(files) != 1:
+        archive.close()
+        names = ", ".join(m.name for m in files[:5]) or "none"
+        raise InputError(f"the archive holds {len(files)} files ({names})", path,
+                         expected="a .tar.gz holding exactly one file; unpack it and name the file")
+    member = archive.extractfile(files[0])
+    assert member is not None  # a regular file always has a stream
+    return _MemberStream(archive, member)
+
+
 def iter_lines(path: str | Path, *, allow_empty: bool = True, name: str | None = None,
                allow_empty_file: bool = True) -> Iterator[str]:
     """Yield the lines of a UTF-8 text file without their line ending.
 
     Bad UTF-8 raises `InputError` naming the file and line. With ``allow_empty=False`` an
     empty (or whitespace-only) line is an error too, and with ``allow_empty_file=False`` a file
-    without any line. ``-`` reads standard input.
+    without any line. ``-`` reads standard input; ``.gz`` files and tar archives holding one file
+    (``.tar.gz``, ``.tgz``, ``.tar``) are read as the text inside.
     """
     label = name or ("<stdin>" if str(path) == "-" else str(path))
     fh = _open_binary(path)
@@ -136,6 +178,22 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str = "utf-8") -> 
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | Path) -> Iterator[Path]:
+    """Fill a temporary directory beside ``path``; it replaces ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent))
+    try:
+        yield tmp
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

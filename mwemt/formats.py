@@ -5,8 +5,8 @@
 - PARSEME ``.cupt`` (see the cupt section below);
 - MWE lexicons: ``list`` (one MWE per line, optional TAB columns category, POS pattern,
   compositionality, count), ``bilingual`` (``source<TAB>target1; target2``), ``cupt`` (extracted from
-  annotated training files), ``oewn`` (the OEWN MWE TSV) and ``wn-aligned`` (the EN-xx
-  synset-aligned TSVs);
+  annotated training files), ``oewn`` (the OEWN MWE TSV), ``wn-aligned`` (the EN-xx
+  synset-aligned TSVs) and the idiom resources ``lidioms`` and ``epie`` (`mwemt.idiom_lexicons`);
 - MWE-annotated test sets (JSONL).
 """
 
@@ -21,8 +21,10 @@ from pathlib import Path
 
 from mwemt.errors import InputError
 from mwemt.fileio import atomic_write, iter_lines
-from mwemt.preprocess.encode import FACTOR_SEP
+from mwemt.idiom_lexicons import EPIE_LIST, read_epie, read_lidioms
 from mwemt.records import LexiconEntry, Mwe, TestItem, TestMwe
+
+FACTOR_SEP = "|"   # between the factors of a token: surface|lemma|tag
 
 # ---------------------------------------------------------------- plain and factored text
 
@@ -69,8 +71,10 @@ def split_factors(rows: list[list[str]]) -> list[list[str]]:
 
 # ---------------------------------------------------------------- lexicons
 
-LEXICON_FORMATS = ("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt")
+LEXICON_FORMATS = ("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt", "lidioms", "epie")
+LEXICON_SIDES = ("source", "target")   # which language column of a two-language lexicon to read
 OEWN_HEADER = "lemma\tpos\tlexfile\tn_tokens\tsynsets"
+_TURTLE_START = ("@prefix", "@base", "prefix ", "base ")
 
 
 def _split_mwe(text: str) -> tuple[str, ...]:
@@ -79,28 +83,66 @@ def _split_mwe(text: str) -> tuple[str, ...]:
     return tuple(p for p in parts if p)
 
 
-def detect_lexicon_format(path: str | Path) -> str:
-    p = str(path)
-    if p.endswith(".cupt"):
+def _sniff_lexicon_format(path: str | Path) -> str | None:
+    """The format a lexicon's name or first lines give away, None for plain lines (list or bilingual)."""
+    p = Path(path)
+    if p.is_dir() or EPIE_LIST.match(p.name):
+        return "epie"
+    if p.suffix == ".cupt":
         return "cupt"
-    first = next(iter_lines(path), "")
-    if first.startswith("lemma\tpos\tlexfile"):
+    if p.suffix == ".ttl":
+        return "lidioms"
+    first, content = _first_lines(p)
+    if first.startswith("# global.columns"):
+        return "cupt"
+    if content.lower().startswith(_TURTLE_START):
+        return "lidioms"
+    if content.startswith("lemma\tpos\tlexfile"):
         return "oewn"
-    if first.startswith("pwn30_synset\t"):
+    if content.startswith("pwn30_synset\t"):
         return "wn-aligned"
-    return "list"
+    return None
 
 
-def read_lexicon_entries(path: str | Path, fmt: str = "auto", *, side: str = "source",
+def _first_lines(path: Path) -> tuple[str, str]:
+    """The first line, and the first line that is neither blank nor a ``#`` comment."""
+    lines = iter_lines(path)
+    try:
+        first = content = next(lines, "")
+        while content is not None and (content.startswith("#") or not content.strip()):
+            content = next(lines, None)
+        return first, content or ""
+    finally:
+        lines.close()
+
+
+def detect_lexicon_format(path: str | Path) -> str:
+    """A lexicon's format from its extension, name or header; ``list`` for plain lines."""
+    return _sniff_lexicon_format(path) or "list"
+
+
+def read_lexicon_entries(path: str | Path, fmt: str = "auto", *, side: str = "source", lang: str | None = None,
                          min_words: int = 2) -> list[LexiconEntry]:
-    """Read a lexicon file as entries. ``side`` picks the language of ``wn-aligned`` files.
+    """Read a lexicon file as entries. ``side`` picks the language of ``wn-aligned`` files, ``lang``
+    the language of ``lidioms`` files (needed when one holds several).
 
     A lexicon without any entry of ``min_words`` words or more is an error: it would silently
-    annotate nothing.
+    annotate nothing. So is a format the file's name or header contradicts.
     """
+    if fmt not in LEXICON_FORMATS:
+        raise InputError(f"unknown lexicon format {fmt!r}", path, expected=", ".join(LEXICON_FORMATS))
+    sniffed = _sniff_lexicon_format(path)
     if fmt == "auto":
-        fmt = detect_lexicon_format(path)
-    if fmt == "list":
+        fmt = sniffed or "list"
+    elif sniffed is not None and sniffed != fmt:
+        raise InputError(f"this looks like a {sniffed} lexicon, not {fmt}", path,
+                         expected=f"the format it is in (formats: {', '.join(LEXICON_FORMATS)}; auto detects "
+                                  "them by extension, name and header)")
+    if fmt == "lidioms":
+        entries = list(read_lidioms(path, lang, min_words))
+    elif fmt == "epie":
+        entries = list(read_epie(path, min_words))
+    elif fmt == "list":
         entries = list(_read_list(path, min_words))
     elif fmt == "bilingual":
         entries = list(_read_bilingual(path, min_words))
@@ -108,10 +150,8 @@ def read_lexicon_entries(path: str | Path, fmt: str = "auto", *, side: str = "so
         entries = list(_read_oewn(path, min_words))
     elif fmt == "wn-aligned":
         entries = list(_read_wn_aligned(path, side, min_words))
-    elif fmt == "cupt":
-        entries = extract_cupt_lexicon([path], min_words=min_words)
     else:
-        raise InputError(f"unknown lexicon format {fmt!r}", path, expected=", ".join(LEXICON_FORMATS))
+        entries = extract_cupt_lexicon([path], min_words=min_words)
     if not entries:
         raise InputError(f"no lexicon entries (format {fmt})", path,
                          expected=f"at least one entry of {min_words} or more words")
@@ -538,8 +578,9 @@ def extract_cupt_lexicon(paths: Iterable[str | Path], min_words: int = 1) -> lis
 _TESTSET_EXPECTED = '{"id", "source", "reference", "mwes": [{"indices", "lemma", "reference"}]}'
 
 
-def _test_mwe(m, n_tokens: int) -> TestMwe:
-    """One MWE of a test-set record, checked: indices must point into ``source.split()``."""
+def _test_mwe(m, n_tokens: int, n_ref_tokens: int | None = None) -> TestMwe:
+    """One MWE of a test-set record, checked: indices must point into ``source.split()`` and
+    reference_indices into ``reference.split()``."""
     if not isinstance(m, dict):
         raise ValueError(f"an MWE is {type(m).__name__}, not an object")
     indices = m["indices"]
@@ -550,7 +591,14 @@ def _test_mwe(m, n_tokens: int) -> TestMwe:
     for key in ("lemma", "reference"):
         if not isinstance(m[key], str):
             raise ValueError(f"MWE {key} {m[key]!r} is not a string")
-    return TestMwe(tuple(indices), m["lemma"], m["reference"], m.get("category", ""), m.get("surface", ""))
+    ref_indices = m.get("reference_indices", [])
+    limit = n_ref_tokens if n_ref_tokens is not None else float("inf")
+    if (not isinstance(ref_indices, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ref_indices)
+            or ref_indices != sorted(set(ref_indices)) or any(not 0 <= i < limit for i in ref_indices)):
+        raise ValueError(f"MWE reference_indices {ref_indices!r} are not increasing token indices of the "
+                         f"{n_ref_tokens}-token reference")
+    return TestMwe(tuple(indices), m["lemma"], m["reference"], m.get("category", ""), m.get("surface", ""),
+                   m.get("name", ""), tuple(ref_indices))
 
 
 def read_testset(path: str | Path) -> list[TestItem]:
@@ -568,7 +616,8 @@ def read_testset(path: str | Path) -> list[TestItem]:
             if not isinstance(obj.get("mwes", []), list):
                 raise ValueError("mwes must be a list")
             n_tokens = len(obj["source"].split())
-            mwes = [_test_mwe(m, n_tokens) for m in obj.get("mwes", [])]
+            n_ref = len(obj["reference"].split())
+            mwes = [_test_mwe(m, n_tokens, n_ref) for m in obj.get("mwes", [])]
             items.append(TestItem(str(obj["id"]), obj["source"], obj["reference"], mwes, obj.get("meta", {})))
         except KeyError as exc:
             raise InputError(f"bad test-set record: no {exc} field", path, lineno, expected=_TESTSET_EXPECTED) from None
@@ -583,7 +632,10 @@ def testitem_to_json(item: TestItem) -> str:
     obj = {"id": item.id, "source": item.source, "reference": item.reference,
            "mwes": [{"indices": list(m.indices), "lemma": m.lemma, "reference": m.reference,
                      **({"category": m.category} if m.category else {}),
-                     **({"surface": m.surface} if m.surface else {})} for m in item.mwes]}
+                     **({"surface": m.surface} if m.surface else {}),
+                     **({"name": m.name} if m.name else {}),
+                     **({"reference_indices": list(m.reference_indices)} if m.reference_indices else {})}
+                    for m in item.mwes]}
     if item.meta:
         obj["meta"] = item.meta
     return json.dumps(obj, ensure_ascii=False)

@@ -14,7 +14,7 @@ from mwemt import __version__
 from mwemt.fileio import atomic_write, sha256_file
 
 _PACKAGES = ("mwemt", "sacremoses", "simplemma", "sentencepiece", "sacrebleu", "rapidfuzz", "numpy",
-             "scipy", "torch", "fairseq-fixed", "gensim", "nltk")
+             "scipy", "torch", "fairseq-fixed", "gensim", "nltk", "rdflib", "eflomal")
 
 
 def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:

@@ -90,7 +90,14 @@ class AnnotatedSentence:
 
 @dataclass(frozen=True)
 class TestMwe:
-    """An MWE of a test-set sentence with the reference translation the MWE score compares to."""
+    """An MWE of a test-set sentence with the reference translation the MWE score compares to.
+
+    ``indices`` point into ``source.split()``; ``lemma`` is the lemmas of those tokens (the matching
+    key, e.g. "have get"), ``surface`` the tokens as written, and ``name`` the display name: the
+    lexicon's form of the MWE ("have got"), never a lemma artifact. ``reference_indices`` are the
+    reference tokens (``reference.split()``) the MWE translation was taken from, when it was derived
+    by word alignment. New fields are added with defaults, so older test-set files stay readable.
+    """
 
     __test__ = False  # not a pytest class
 
@@ -99,6 +106,12 @@ class TestMwe:
     reference: str
     category: str = ""
     surface: str = ""
+    name: str = ""
+    reference_indices: tuple[int, ...] = ()
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.surface or self.lemma
 
 
 @dataclass

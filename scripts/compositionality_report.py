@@ -47,8 +47,9 @@ from mwemt.compositionality.vectors import (
     MANIFEST,
     VectorsConfig,
     build_vectors,
-    load_mwe_lexicon,
+    collapse_corpus,
     load_store,
+    make_annotator,
     train_models,
     write_manifest,
 )
@@ -182,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
 
     specs = args.corpus or [str(shared / c) for c in SMALL_CORPORA]
     sources = [CorpusSource.parse(c) for c in specs]
-    corpus_id = stage_key(sources=[str(s) for s in sources])
+    # one cache directory per corpus, whichever way its path was spelled (relative, absolute)
+    corpus_id = stage_key(sources=[str(replace(s, path=os.path.abspath(s.path))) for s in sources])
     base = cache / corpus_id
     base.mkdir(parents=True, exist_ok=True)
     lexicon_path = base / "lexicon.txt"
@@ -191,18 +193,18 @@ def main(argv: list[str] | None = None) -> int:
     config = VectorsConfig(dim=args.dim, svd_dim=args.dim, epochs=args.epochs or 5, min_count=args.min_count,
                            seed=args.seed, context_first_rank=first, context_last_rank=last,
                            ppmi_cds=args.ppmi_cds, workers=args.workers, w2v_workers=args.workers)
-    lexicon = load_mwe_lexicon(lexicon_path, "list", config)
+    lexicon_entries = read_lexicon_entries(lexicon_path, "list")
+    annotator = make_annotator(lexicon_entries, config, "list")
 
     # the full corpus: the collapse stage first, then the epochs can depend on its size
     full = base / "full"
-    from mwemt.compositionality.vectors import collapse_corpus, make_annotator
-
     say(f"corpus: {', '.join(specs)} -> {full}")
-    crec = collapse_corpus(sources, make_annotator(lexicon, config), full, dedupe=config.dedupe,
+    crec = collapse_corpus(sources, annotator, full, dedupe=config.dedupe,
                            workers=config.workers, progress=not args.quiet)
     if args.epochs is None and crec["tokens"] < SMALL_CORPUS_TOKENS:
         config = replace(config, epochs=20)
-    vman = build_vectors(sources, lexicon, full, config, progress=not args.quiet, lexicon_path=lexicon_path)
+    vman = build_vectors(sources, lexicon_entries, full, config, progress=not args.quiet, lexicon_path=lexicon_path,
+                         lexicon_format="list")
     store = load_store(full)
 
     entries = [LexiconEntry(tuple(m.split())) for m in gold_mwes]
@@ -258,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"corpus-size curve: {fmt_tokens(size)} tokens -> {sdir}")
         srec = sample_corpus(full, sdir, size)
         stages = train_models(sdir, config, progress=not args.quiet)
-        write_manifest(sdir, config, srec, stages, lexicon, lexicon_path, sources)
+        write_manifest(sdir, config, srec, stages, annotator.lexicon, lexicon_path, sources)
         sstore = load_store(sdir)
         label = f"sample@{fmt_tokens(size)}"
         sres = evaluate_all(ds_scores(sstore, entries, args.alpha), golds, 0, lambda n, label=label: label)
@@ -304,23 +306,26 @@ def _stage_summary(rec: dict) -> dict:
 def best_method(results: dict) -> dict:
     """The vector method with the highest mean Spearman over the rating sets, among those covering >= 90% of each.
 
-    It is the one used for the TED MWEs. Without such a method, the highest mean Spearman overall.
+    It is the one used for the TED MWEs. Preference falls back, in order, to the methods correlated on
+    every rating set whatever their coverage, then to those correlated on at least one (a small corpus
+    may leave a rating set with too few compounds to correlate).
     """
     cands = {}
     for name in results["reddy"]:
         if ":" not in name or name.split(":")[1] not in DS_METHODS:
             continue
         rows = [results[g].get(name, {}) for g in results]
-        if any("spearman" not in r or r["spearman"] is None for r in rows):
-            continue
-        cands[name] = (min(r["coverage"] for r in rows), sum(r["spearman"] for r in rows) / len(rows))
+        rhos = [r["spearman"] for r in rows if r.get("spearman") is not None]
+        if rhos:
+            cands[name] = (len(rhos) == len(rows), min(r.get("coverage", 0.0) for r in rows), sum(rhos) / len(rhos))
     if not cands:
-        raise MwemtError("no vector method could be evaluated on every rating set")
-    covered = {n: v for n, v in cands.items() if v[0] >= 0.9} or cands
-    name = max(covered, key=lambda n: covered[n][1])
-    return {"method": name, "mean_spearman": round(covered[name][1], 4), "min_coverage": covered[name][0],
+        raise MwemtError("no vector method could be correlated with any rating set (too few compounds in the corpus)")
+    everywhere = {n: v for n, v in cands.items() if v[0]}
+    pool = {n: v for n, v in everywhere.items() if v[1] >= 0.9} or everywhere or cands
+    name = max(pool, key=lambda n: pool[n][2])
+    return {"method": name, "mean_spearman": round(pool[name][2], 4), "min_coverage": pool[name][1],
             "rule": "highest mean Spearman over NCTTI, Reddy and Farahmand among the vector methods that cover "
-                    ">= 90% of each (else among all)"}
+                    ">= 90% of each (else among those correlated on each, else on any)"}
 
 
 def write_ted(ted: list[str], store, best: dict, alpha: float, out: Path, table_names, translations) -> dict:

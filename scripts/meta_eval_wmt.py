@@ -29,7 +29,6 @@ Outputs in --out: ``mqm.seg.tsv`` and ``<metric>.seg.tsv`` (inputs of ``mwemt me
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -37,52 +36,35 @@ from pathlib import Path
 from tqdm import tqdm
 
 from mwemt.errors import InputError
+from mwemt.evaluate.human_scores import MqmWeights, mqm_segment_scores
 from mwemt.evaluate.meta_eval import (
     build_grid,
     meta_evaluate,
-    read_mqm,
     read_segment_scores,
     system_correlation,
     system_means,
 )
 from mwemt.evaluate.report import format_meta_table
 from mwemt.evaluate.sacrebleu_metrics import Bleu, Chrf
-from mwemt.fileio import iter_lines, write_lines, write_text
+from mwemt.fileio import write_lines, write_text
+from mwemt.judgements import collect_texts, read_mqm_ratings, read_wmt_mqm_avg
 from mwemt.provenance import manifest, write_json
-from mwemt.records import LexiconEntry
 
 REF_SYSTEM = "ref"
 REF_ALIASES = ("ref", "ref-A", "refA", "ref.A")
-PLACEHOLDERS = {"jdm", "jdn", "jds", "jemandem", "jemanden", "jemandes", "jemand", "etw", "etwas"}
 
 
 def read_avg_scores(path: Path) -> dict[tuple[str, str], float | None]:
-    """The released score file: ``system<TAB>score seg_id`` (a space before seg_id), score = -MQM."""
-    out: dict[tuple[str, str], float | None] = {}
-    for lineno, line in enumerate(iter_lines(path), 1):
-        if lineno == 1:
-            continue
-        system, _, rest = line.partition("\t")
-        parts = rest.split()
-        if len(parts) != 2:
-            raise InputError(f"cannot parse {line!r}", path, lineno, expected="system<TAB>score seg_id")
-        system = REF_SYSTEM if system in REF_ALIASES else system
-        out[(system, parts[1])] = None if parts[0] == "None" else float(parts[0])
-    return out
+    """The released score file (format wmt-mqm-avg, score = -MQM), the reference renamed ``ref``."""
+    return {(REF_SYSTEM if s.system in REF_ALIASES else s.system, s.segment): s.oriented()
+            for s in read_wmt_mqm_avg(path)}
 
 
 def lidioms_lexicon(path: Path):
-    from mwemt.preprocess.lemmatize import get_lemmatizer
-    from mwemt.preprocess.lexicon import Lexicon
+    """The German idioms of LIdioms (placeholders such as jdm/etwas dropped), lemmatised as the text will be."""
+    from mwemt.preprocess.annotate import load_lexicon
 
-    reps = sorted(set(re.findall(r'ontolex:writtenRep "([^"]+)"@de', path.read_text(encoding="utf-8"))))
-    entries = []
-    for rep in reps:
-        words = [w for w in re.sub(r"[^\w\s-]", " ", rep).split() if w.lower() not in PLACEHOLDERS]
-        if len(words) >= 2:
-            entries.append(LexiconEntry(tuple(words)))
-    # pass the lemmatiser now: entries are normalised when added, so it must be the text's one
-    return Lexicon(entries, get_lemmatizer("simplemma", "de"), lang="de", name=f"lidioms-de-{len(entries)}")
+    return load_lexicon(path, "lidioms", lang="de", lemmatizer="simplemma")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
 
     tsv = args.data / "ted" / "ende" / "mqm_ted_ende.tsv"
     avg = args.data / "ted" / "ende" / "mqm_ted_ende.avg_seg_scores.tsv"
-    texts, recomputed = read_mqm(tsv)
+    ratings = list(read_mqm_ratings(tsv, "wmt-mqm-errors"))
+    texts = collect_texts(ratings, tsv).targets
+    recomputed = {s.key: s.oriented() for s in mqm_segment_scores(ratings, MqmWeights.load("freitag2021"))}
     human = read_avg_scores(avg)
     mismatched = sum(1 for k, v in recomputed.items() if human.get(k) is None or abs(human[k] - v) > 1e-4)
     segments = sorted({seg for (_, seg) in texts}, key=int)
@@ -124,11 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         if name in ("bleu", "chrf"):
             metric = Bleu() if name == "bleu" else Chrf()
             for s in tqdm(systems, desc=name, unit="system", file=sys.stderr):
-                hyps = [texts[(s, g)] for g in segments]
-                rows += [f"{s}\t{g}\t{metric.sentence_score(h, r):.6f}" for g, h, r in zip(segments, hyps, refs)]
-                corpus[name][s] = metric.corpus_score(hyps, refs).score
-            signatures[name] = metric.sentence_signature()
-            signatures[f"{name} (corpus)"] = metric.signature()
+                stats = metric.sentence_stats([texts[(s, g)] for g in segments], refs)
+                rows += [f"{s}\t{g}\t{v:.6f}" for g, v in zip(segments, metric.sentence_scores(stats))]
+                corpus[name][s] = metric.corpus_score_from_stats(stats).score
+            signatures[name] = str(metric.sentence_signature())
+            signatures[f"{name} (corpus)"] = str(metric.signature())
         else:
             from mwemt.evaluate.tesla import Tesla
 
@@ -136,12 +120,13 @@ def main(argv: list[str] | None = None) -> int:
             metric = Tesla(name, lang="de", lexicon=lexicon)
             found = defaultdict(int)
             for s in tqdm(systems, desc=name, unit="system", file=sys.stderr):
-                res = metric.corpus_score([texts[(s, g)] for g in segments], refs, progress=False)
+                res = metric.corpus_score([texts[(s, g)] for g in segments], refs, sentence_level=True,
+                                          progress=False)
                 rows += [f"{s}\t{g}\t{v:.6f}" for g, v in zip(segments, res.sentence_scores or [])]
                 for k in ("ref_mwes", "ref_mwes_matched"):
                     if k in res.extra:
                         found[k] += res.extra[k]
-            signatures[name] = metric.signature()
+            signatures[name] = str(metric.signature())
             if found:
                 extras[name] = {k: v // len(systems) if k == "ref_mwes" else v for k, v in found.items()}
         write_lines(args.out / f"{name}.seg.tsv", rows)

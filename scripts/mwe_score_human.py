@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines) + "\n"
     write_text(args.out / "report.txt", text)
     write_json(args.out / "report.json", {
-        "results": results, "counts": counts, "signature": scorer.signature(),
+        "results": results, "counts": counts, "signature": str(scorer.signature()),
         "provenance": manifest("mwe-score-human", inputs={"pairs": args.pairs},
                                config={k: str(v) for k, v in vars(args).items()}, seed=args.seed)})
     sys.stdout.write(text)

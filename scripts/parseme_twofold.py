@@ -24,10 +24,9 @@ from tqdm import tqdm
 
 from mwemt.evaluate.parseme import IdentificationScores, evaluate_cupt
 from mwemt.formats import CuptSentence, lexicon_from_sentences, read_cupt, write_cupt
-from mwemt.preprocess.annotate import Annotator, annotate_cupt
-from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.preprocess.lexicon import Lexicon
+from mwemt.preprocess.annotate import AnnotatorConfig, annotate_cupt, build_annotator
 from mwemt.provenance import manifest, write_json
+from mwemt.records import LexiconEntry
 
 
 def halves(sentences: list[CuptSentence]) -> tuple[list[CuptSentence], list[CuptSentence]]:
@@ -35,16 +34,16 @@ def halves(sentences: list[CuptSentence]) -> tuple[list[CuptSentence], list[Cupt
     return sentences[0::2], sentences[1::2]
 
 
-def predict(sentences: list[CuptSentence], lexicon: Lexicon, max_gap: int) -> list[CuptSentence]:
+def predict(sentences: list[CuptSentence], lexicon: list[LexiconEntry], max_gap: int) -> list[CuptSentence]:
     """What `mwemt annotate --input-format cupt --output-format cupt` does: match on the LEMMA column."""
-    annotator = Annotator(lexicon, lemmatizer="none", max_gap=max_gap)
+    annotator = build_annotator(AnnotatorConfig(lexicon_format="cupt", lemmatizer="none", max_gap=max_gap),
+                                entries=lexicon)
     return [cs.with_mwes(sent.mwes) for cs, sent in annotate_cupt(annotator, sentences)]
 
 
 def run_split(name: str, train: list[CuptSentence], test: list[CuptSentence], gaps: list[int],
               out: Path | None) -> dict[int, IdentificationScores]:
-    lexicon = Lexicon(lexicon_from_sentences(train), get_lemmatizer("none"), name=f"{name}-train",
-                      tokenize_entries=False)
+    lexicon = lexicon_from_sentences(train)
     if out is not None:  # the halves too, so any run can be re-scored with `mwemt identify-eval`
         write_cupt(out / f"{name}.train.cupt", train)
         write_cupt(out / f"{name}.gold.cupt", test)

@@ -30,3 +30,42 @@ def has_nmt() -> bool:
 
 
 requires_nmt = pytest.mark.skipif(not has_nmt(), reason="torch and fairseq-fixed are not installed")
+
+
+# ---------------------------------------------------------------- a toy parallel corpus for the aligner
+_TOY_NOUNS = {"cat": "gatto", "dog": "cane", "house": "casa", "man": "uomo", "car": "treno", "bread": "pane"}
+_TOY_ADJS = {"big": "grande", "small": "piccolo", "red": "rosso", "green": "verde", "old": "vecchio"}
+_TOY_VERBS = {"sees": "vede", "eats": "mangia", "likes": "ama", "finds": "trova"}
+_TOY_DETS = {"the": "il", "a": "un", "this": "questo", "my": "mio"}
+_TOY_PUNCT = (".", "!", "?")
+
+
+def toy_parallel(n: int = 400, seed: int = 7) -> tuple[list[str], list[str], list[list[tuple[int, int]]]]:
+    """Tokenized EN/IT pairs with their true links: "D ADJ N V D ADJ N ." -> "D N ADJ V D N ADJ .",
+    and every fourth pair "D N takes care of D N ." -> "D N accudisce D N ." (takes care of = one
+    Italian word). Determiners and final punctuation vary, so that no word is in every pair."""
+    import random
+
+    rng = random.Random(seed)
+    src, tgt, gold = [], [], []
+    for k in range(n):
+        n1, n2 = rng.sample(sorted(_TOY_NOUNS), 2)
+        d1, d2 = rng.choice(sorted(_TOY_DETS)), rng.choice(sorted(_TOY_DETS))
+        p = rng.choice(_TOY_PUNCT)
+        D1, D2, N1, N2 = _TOY_DETS[d1], _TOY_DETS[d2], _TOY_NOUNS[n1], _TOY_NOUNS[n2]
+        if k % 4 == 3:
+            src.append(f"{d1} {n1} takes care of {d2} {n2} {p}")
+            tgt.append(f"{D1} {N1} accudisce {D2} {N2} {p}")
+            gold.append([(0, 0), (1, 1), (2, 2), (3, 2), (4, 2), (5, 3), (6, 4), (7, 5)])
+            continue
+        a1, a2 = rng.choice(sorted(_TOY_ADJS)), rng.choice(sorted(_TOY_ADJS))
+        v = rng.choice(sorted(_TOY_VERBS))
+        src.append(f"{d1} {a1} {n1} {v} {d2} {a2} {n2} {p}")
+        tgt.append(f"{D1} {N1} {_TOY_ADJS[a1]} {_TOY_VERBS[v]} {D2} {N2} {_TOY_ADJS[a2]} {p}")
+        gold.append([(0, 0), (1, 2), (2, 1), (3, 3), (4, 4), (5, 6), (6, 5), (7, 7)])
+    return src, tgt, gold
+
+
+@pytest.fixture(scope="session")
+def toy_corpus():
+    return toy_parallel()

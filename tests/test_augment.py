@@ -28,8 +28,7 @@ from mwemt.augment.ratio import choose, requested_pairs
 from mwemt.cli import main
 from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import iter_lines
-from mwemt.preprocess.annotate import Annotator
-from mwemt.preprocess.lexicon import load_lexicon
+from mwemt.preprocess.annotate import Annotator, load_lexicon
 
 
 @pytest.fixture
@@ -136,7 +135,7 @@ def test_dictionary_dedupes_against_itself_and_the_training_pairs(aug, tmp_path)
     assert c["expanded_pairs"] == 20
     # "Take care of / prendersi cura di" (line 7) repeats line 2 up to case
     assert c["duplicate_in_dictionary"] == 1
-    # "run/correre" equals training "Run!/Corri!" once lemmatised and punctuation is ignored;
+    # "run/correre" equals training "Run!/Corri!" once lemmatized and punctuation is ignored;
     # "by the way/a proposito" is a training pair verbatim
     assert c["in_training_data"] == 2
     assert c["unique_candidates"] == 17
@@ -199,7 +198,7 @@ def test_dictionary_manifest_traces_every_synthetic_pair_to_its_row(aug, tmp_pat
 def test_dictionary_lemma_output_form(aug, tmp_path):
     _dict_run(aug, tmp_path / "a", ratio=2.0, seed=1, output_form="lemmas")
     it = set(_lines(tmp_path / "a.it")[12:])
-    assert "prendere cura di" in it  # "prendersi" lemmatised by simplemma
+    assert "prendere cura di" in it  # "prendersi" lemmatized by simplemma
     assert "prendersi cura di" not in it
 
 

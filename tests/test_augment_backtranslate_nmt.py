@@ -13,16 +13,18 @@ pytestmark = [pytest.mark.slow, pytest.mark.nmt, requires_nmt]
 
 @pytest.fixture(scope="module")
 def reverse_model(tmp_path_factory) -> Path:
-    from mwemt.nmt.train import train
+    from mwemt.experiments.config import config_from_data
+    from mwemt.experiments.experiment import train_system
 
     nmt = Path(__file__).resolve().parent / "fixtures" / "nmt"
-    config = {"name": "reverse-tiny", "seed": 1, "src_lang": "it", "tgt_lang": "en",
-              "data": {"train": {"src": str(nmt / "train.it"), "tgt": str(nmt / "train.en")},
-                       "valid": {"src": str(nmt / "valid.it"), "tgt": str(nmt / "valid.en")}},
-              "subword": {"vocab_size": 400},
-              "train": {"max_epoch": 0, "max_update": 200, "early_stop": "loss", "patience": -1, "threads": 1,
-                        "log_interval": 50}}
-    return train(config, tmp_path_factory.mktemp("reverse"), progress=False)
+    config = config_from_data({
+        "name": "reverse-tiny", "seed": 1, "src_lang": "it", "tgt_lang": "en",
+        "data": {"train": str(nmt / "train"), "valid": str(nmt / "valid")},
+        "subword": {"vocab_size": 400},
+        "train": {"max_epoch": 0, "max_update": 200, "early_stop": "loss", "patience": -1, "threads": 1,
+                  "log_interval": 50},
+        "systems": {"it-en": {}}})
+    return train_system(config, "it-en", tmp_path_factory.mktemp("reverse"), progress=False)
 
 
 def _lines(path) -> list[str]:

@@ -14,6 +14,8 @@ FIX = Path(__file__).resolve().parent / "fixtures"
 CUPT = (FIX / "parseme" / "small.cupt").read_text(encoding="utf-8")
 CUPT_LINES = CUPT.splitlines()
 GOOD_LEX = "take care of\tVID\nwalk off\tVPC\n"
+MQM_HEAD = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
+MQM_ROW = "A\td\t1\t1\tr1\tThe house.\tDas <v>Haus</v>.\tAccuracy/Mistranslation\tMajor\n"
 
 
 def _cupt_with(lineno: int, edit) -> str:
@@ -94,6 +96,23 @@ CASES = {
     "meta-eval: score not a number": (
         {"h.tsv": "A\t1\t0.5\nA\t2\tbad\n", "m.tsv": "A\t1\t0.1\nA\t2\t0.2\n"},
         ["meta-eval", "--human", "{tmp}/h.tsv", "--metric", "{tmp}/m.tsv", "-o", "{out}"], "h.tsv", 2),
+    "meta-eval: MQM error row with too few columns": (
+        {"h.tsv": MQM_HEAD + "A\td\t1\t1\tr1\tsrc\n", "m.tsv": "A\t1\t0.5\n"},
+        ["meta-eval", "--human", "{tmp}/h.tsv", "--metric", "{tmp}/m.tsv", "-o", "{out}"], "h.tsv", 2),
+    "meta-eval: bad MQM weights file": (
+        {"h.tsv": MQM_HEAD + MQM_ROW, "m.tsv": "A\t1\t0.5\n", "w.tsv": "Major\t*\t5\nMinor\tone\n"},
+        ["meta-eval", "--human", "{tmp}/h.tsv", "--mqm-weights", "{tmp}/w.tsv", "--metric", "{tmp}/m.tsv",
+         "-o", "{out}"], "w.tsv", 2),
+    "meta-eval extract: raters saw two translations": (
+        {"h.tsv": MQM_HEAD + MQM_ROW + MQM_ROW.replace("Haus", "Heim")},
+        ["meta-eval", "extract", "--human", "{tmp}/h.tsv", "--out", "{out}"], "h.tsv", 3),
+    "meta-eval extract: source not in --source-text": (
+        {"h.tsv": MQM_HEAD + MQM_ROW, "src.en": "another sentence\n", "ref.de": "ein anderer Satz\n"},
+        ["meta-eval", "extract", "--human", "{tmp}/h.tsv", "--source-text", "{tmp}/src.en", "--reference-text",
+         "{tmp}/ref.de", "--out", "{out}"], "src.en", None),
+    "lexicon convert: bad Turtle": (
+        {"lex.ttl": '@prefix ex: <http://example.org/> .\nex:a ex:b "open\n'},
+        ["lexicon", "convert", "{tmp}/lex.ttl", "-o", "{out}"], "lex.ttl", 2),
     "testset from-ted: wrong header": (
         {"pairs.tsv": "snt_id\tannotator\n1\tFINAL\n"},
         ["testset", "from-ted", "--pairs", "{tmp}/pairs.tsv", "--out", "{out}"], "pairs.tsv", 1),
@@ -144,8 +163,7 @@ def spm_model(tmp_path_factory):
     from mwemt.preprocess.subword import SubwordModel
 
     prefix = tmp_path_factory.mktemp("spm") / "spm"
-    SubwordModel.train([FIX / "subword" / "train.en"], prefix, vocab_size=400)
-    return prefix.with_suffix(".model")
+    return SubwordModel.train([FIX / "subword" / "train.en"], vocab_size=400).save(prefix)
 
 
 @pytest.mark.parametrize("case,text,extra,line", [

@@ -203,8 +203,8 @@ def tiny_store(tmp_path_factory):
     corpus.write_text("\n".join(tiny_corpus()) + "\n")
     config = VectorsConfig(dim=20, epochs=30, min_count=2, w2v_window=2, ppmi_window=2,
                            context_first_rank=1, context_last_rank=60, seed=7)
-    man = build_vectors([CorpusSource(str(corpus))], lexicon("apple pie", "ivory tower"), d / "vec", config,
-                        progress=False)
+    man = build_vectors([CorpusSource(str(corpus))], lexicon("apple pie", "ivory tower").entries, d / "vec",
+                        config, progress=False)
     return d / "vec", man
 
 
@@ -288,7 +288,7 @@ def _build(tmp_path, name, lex=("apple pie", "ivory tower"), **over):
                            context_last_rank=60, seed=7, workers=1, w2v_workers=1, svd_dim=10)
     for k, v in over.items():
         setattr(config, k, v)
-    return build_vectors([CorpusSource(str(corpus))], lexicon(*lex), tmp_path / name, config, progress=False)
+    return build_vectors([CorpusSource(str(corpus))], lexicon(*lex).entries, tmp_path / name, config, progress=False)
 
 
 def test_workers_give_the_same_corpus_and_counts(tmp_path):
@@ -436,7 +436,6 @@ def test_wikipedia_sample_collapses_rated_compounds(shared, tmp_path):
     from mwemt.compositionality.gold import rated_mwes, read_shared_gold
     from mwemt.compositionality.predict import targets_for
     from mwemt.fileio import iter_lines, write_lines
-    from mwemt.preprocess.lexicon import Lexicon as Lex
 
     wiki = shared / "monolingual/enwiki-2015-sample/enwiki-2015.en.txt.gz"
     if not wiki.is_file():
@@ -445,7 +444,7 @@ def test_wikipedia_sample_collapses_rated_compounds(shared, tmp_path):
     write_lines(sample, islice(iter_lines(wiki), 400))  # the first 400 paragraphs, never the whole file
     rated = rated_mwes(read_shared_gold(shared))
     config = VectorsConfig(dim=20, epochs=1, min_count=2, svd_dim=20, workers=2, w2v_workers=1)
-    lex = Lex([LexiconEntry(tuple(m.split())) for m in rated])
+    lex = [LexiconEntry(tuple(m.split())) for m in rated]
     man = build_vectors([CorpusSource(str(sample))], lex, tmp_path / "vec", config, models=("ppmi",), progress=False)
     c = man["corpus"]
     assert c["sentences_written"] + c.get("duplicate_lines", 0) == 400 and c["tokens"] > 20000

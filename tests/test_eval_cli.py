@@ -103,3 +103,13 @@ def test_score_wires_tesla_compositionality(ev, tmp_path):
         a, b = metrics[key]["systems"]["hyp_a.it"]["extra"], metrics[key]["systems"]["hyp_b.it"]["extra"]
         # reference sentence 4 holds both MWEs; hypothesis a has them, b's sentence 4 is empty
         assert (a["ref_mwes"], a["ref_mwes_matched"], b["ref_mwes_matched"]) == (2, 2, 0)
+
+
+def test_score_copy_of_the_baseline_is_not_significant(ev, tmp_path):
+    out = tmp_path / "s.json"
+    assert main(["score", "--hyp", f"base={ev / 'hyp_a.it'}", "--hyp", f"copy={ev / 'hyp_a.it'}", "--ref",
+                 str(ev / "ref.it"), "--metrics", "bleu,chrf", "--paired-bs", "--bs-samples", "100", "--json",
+                 "-o", str(out)]) == 0
+    metrics = json.loads(out.read_text())["metrics"]
+    # sacrebleu's paired test, used for BLEU and chrF before, gave p = 1/101 = 0.0099 here
+    assert [metrics[m]["systems"]["copy"]["p_value"] for m in ("bleu", "chrf")] == [1.0, 1.0]

@@ -106,6 +106,19 @@ def test_bad_score_file_names_line(tmp_path):
         read_segment_scores(p)
 
 
+def test_unjudged_segments_do_not_change_confidence_intervals():
+    rng = np.random.default_rng(1)
+    human, metric = {}, {}
+    for g in range(30):
+        for s in "ABC":
+            human[(s, str(g))] = float(rng.normal())
+            metric[(s, str(g))] = human[(s, str(g))] + float(rng.normal())
+    padded = dict(human) | {(s, f"x{g}"): None for g in range(10) for s in "ABC"}  # rows with None scores
+    a = meta_evaluate(build_grid(human, metric), "m", n_bootstrap=100, seed=3)
+    b = meta_evaluate(build_grid(padded, metric), "m", n_bootstrap=100, seed=3)
+    assert a.ci == b.ci and a.tau_wmt13 == b.tau_wmt13
+
+
 def test_system_correlation_uses_common_systems():
     human = {"A": 3.0, "B": 2.0, "C": 1.0, "D": 0.0}
     metric = {"A": 30.0, "B": 10.0, "C": 20.0, "E": 5.0}  # D and E are not in both
@@ -113,25 +126,3 @@ def test_system_correlation_uses_common_systems():
     assert res["n_systems"] == 3
     assert res["kendall"] == pytest.approx(1 / 3)  # pairs AB, AC concordant, BC discordant
     assert res["pearson"] == pytest.approx(sps.pearsonr([30, 10, 20], [3, 2, 1])[0])
-
-
-def test_read_mqm_recomputes_scores_and_locates_bad_rows(tmp_path):
-    from mwemt.evaluate.meta_eval import read_mqm
-
-    head = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
-    rows = ["A\td\t1\t1\tr1\ts\tdas <v>Haus</v>\tAccuracy/Mistranslation\tMajor\n",
-            "A\td\t1\t1\tr1\ts\tdas <v>Haus</v>\tFluency/Punctuation\tMinor\n",
-            "A\td\t1\t1\tr2\ts\tdas Haus\tNo-error\tNo-error\n",
-            "B\td\t1\t1\tr1\ts\tein Haus\tNon-translation!\tMajor\n"]
-    p = tmp_path / "mqm.tsv"
-    p.write_text(head + "".join(rows), encoding="utf-8")
-    texts, neg_mqm = read_mqm(p)
-    assert texts == {("A", "1"): "das Haus", ("B", "1"): "ein Haus"}
-    # A: (5 + 0.1) over two raters; B: one Non-translation (25) by one rater
-    assert neg_mqm == {("A", "1"): pytest.approx(-5.1 / 2), ("B", "1"): -25.0}
-    p.write_text(head + rows[0] + "A\td\t1\t1\tr1\ts\tanders\tAccuracy\tMinor\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"mqm\.tsv:3: two different translations"):
-        read_mqm(p)
-    p.write_text(head + "A\td\t1\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"mqm\.tsv:2: 3 columns"):
-        read_mqm(p)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from mwemt.evaluate.bootstrap import paired_bootstrap
+from mwemt.evaluate.bootstrap import BootstrapSettings, paired_bootstrap
 from mwemt.evaluate.mwe_score import MweScore, parse_alignment, word_charges
 from mwemt.fileio import read_lines
 from mwemt.formats import read_testset
@@ -52,7 +52,7 @@ def test_case_insensitive_by_default_with_option():
     # "Un" vs "un": one substitution over 2 characters
     sensitive = MweScore("it", case_sensitive=True)
     assert sensitive.sentence_score("Un sacco di pesci", ["un sacco di"]) == pytest.approx(100 * (1 - 0.5 / 3))
-    assert "case:mixed" in sensitive.signature() and "case:lc" in MweScore("it").signature()
+    assert sensitive.signature().get("case") == "mixed" and MweScore("it").signature().get("case") == "lc"
 
 
 def test_apostrophes_split_and_punctuation_dropped(scorer):
@@ -115,19 +115,32 @@ def test_corpus_with_alignments(fixtures, scorer):
     # 2: ho matches none of "fatto una telefonata" (capped), telefonato 1/10; 4: exact
     expected = (100 * (1 - (1 + 1 + 2 / 9) / 3) + 100 * (1 - (1 + 0.1) / 2) + 100) / 3
     assert res.score == pytest.approx(expected)
-    assert "align:yes" in res.signature
+    assert res.signature.get("align") == "yes"
 
 
 def test_mwe_bootstrap_is_seeded_and_paired(fixtures, scorer):
     items = read_testset(fixtures / "eval" / "testset.jsonl")
     refs = [it.mwes for it in items]
-    stats = [scorer.sentence_stats(read_lines(fixtures / "eval" / f"hyp_{s}.it"), refs)[0] for s in "ab"]
-    r1 = paired_bootstrap(stats, n_samples=200, seed=7)
-    r2 = paired_bootstrap(stats, n_samples=200, seed=7)
+    stats = [scorer.sentence_stats(read_lines(fixtures / "eval" / f"hyp_{s}.it"), refs) for s in "ab"]
+    r1 = paired_bootstrap(scorer, stats, BootstrapSettings(200, 7))
+    r2 = paired_bootstrap(scorer, stats, BootstrapSettings(200, 7))
     assert r1 == r2
     assert r1[0].p_value is None and 0 < r1[1].p_value <= 1
     assert r1[0].score == pytest.approx(scorer.corpus_score(read_lines(fixtures / "eval" / "hyp_a.it"), refs).score)
     # a system against itself never differs
-    same = paired_bootstrap([stats[0], stats[0].copy()], n_samples=200, seed=7)
-    assert same[1].p_value == pytest.approx(1.0)
+    same = paired_bootstrap(scorer, [stats[0], stats[0]], BootstrapSettings(200, 7))
+    assert same[1].p_value == 1.0
     assert np.isfinite([r.mean for r in r1]).all()
+
+
+def test_one_extraction_serves_both_averages(fixtures):
+    items = read_testset(fixtures / "eval" / "testset.jsonl")
+    hyps = read_lines(fixtures / "eval" / "hyp_a.it")
+    refs = [it.mwes for it in items]
+    stats = MweScore("it").sentence_stats(hyps, refs)
+    assert stats.columns == ("mwe_sum", "mwes", "sentence_mean", "sentences")
+    assert stats.rows[:, 1].tolist() == [1, 1, 0, 2]  # MWEs per sentence
+    micro = MweScore("it", average="mwe")
+    assert micro.corpus_score_from_stats(stats).score == micro.corpus_score(hyps, refs).score
+    # sentence scores are per-sentence means whatever the corpus average
+    assert micro.sentence_scores(stats) == MweScore("it").sentence_scores(stats)

@@ -129,7 +129,7 @@ def test_failed_stage_writes_no_done_and_reruns(tmp_path):
 
 def test_lock_refuses_a_second_runner(tmp_path):
     with Runner(tmp_path / "run", log=open(os.devnull, "w")):
-        with pytest.raises(MwemtError, match="another mwemt run"):
+        with pytest.raises(MwemtError, match="another mwemt command"):
             Runner(tmp_path / "run", log=open(os.devnull, "w")).__enter__()
 
 

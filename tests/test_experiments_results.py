@@ -6,10 +6,13 @@ import csv
 import io
 import json
 
+from mwemt.evaluate.bootstrap import BootstrapSettings
+from mwemt.evaluate.inputs import ScoreInputs, SystemOutput
+from mwemt.evaluate.registry import MetricOptions
 from mwemt.evaluate.report import score_run_dict
-from mwemt.evaluate.scoring import MetricOptions, score_systems
+from mwemt.evaluate.scoring import score_systems
 from mwemt.experiments.results import SetScores, build_results, findings, format_markdown, write_results
-from mwemt.records import TestMwe
+from mwemt.records import TestItem, TestMwe
 
 REFS = ["si prende cura del giardino .", "vive in una torre d'avorio .", "ogni tanto legge un libro ."]
 MWES = [[TestMwe((1, 2, 3), "take care of", "si prende cura")], [TestMwe((4, 5), "ivory tower", "torre d'avorio")],
@@ -19,10 +22,12 @@ GOOD = ["si prende cura del giardino .", "vive in una torre d'avorio .", "ogni t
 
 
 def runs():
-    systems = [("baseline", BASE), ("iob", GOOD)]
+    systems = [SystemOutput("baseline", BASE), SystemOutput("iob", GOOD)]
+    testset = [TestItem(str(i), "", ref, mwes) for i, (ref, mwes) in enumerate(zip(REFS, MWES), 1)]
     opts = MetricOptions(lang="it")
-    general = score_systems(systems, ["bleu"], opts, refs=REFS, paired_bs=True, n_samples=100, seed=1)
-    mwe = score_systems(systems, ["bleu", "mwe"], opts, refs=REFS, mwes=MWES, paired_bs=True, n_samples=100, seed=1)
+    bootstrap = BootstrapSettings(100, 1)
+    general = score_systems(ScoreInputs(systems, REFS), ["bleu"], opts, bootstrap=bootstrap)
+    mwe = score_systems(ScoreInputs(systems, REFS, testset), ["bleu", "mwe"], opts, bootstrap=bootstrap)
     return [SetScores("ted", "general", score_run_dict(general)), SetScores("mwe", "mwe", score_run_dict(mwe))]
 
 

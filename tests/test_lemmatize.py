@@ -1,4 +1,4 @@
-"""Lemmatisers behind one interface; all offline, all lowercased."""
+"""Lemmatizers behind one interface; all offline, all lowercased."""
 
 import importlib.util
 
@@ -19,9 +19,9 @@ def test_none_lowercases_only():
 
 
 def test_unknown_backend_and_language():
-    with pytest.raises(MwemtError, match="unknown lemmatiser"):
+    with pytest.raises(MwemtError, match="unknown lemmatizer"):
         get_lemmatizer("magic", "en")
-    with pytest.raises(MwemtError, match="wordnet lemmatiser is for English"):
+    with pytest.raises(MwemtError, match="wordnet lemmatizer is for English"):
         get_lemmatizer("wordnet", "it")
 
 
@@ -30,7 +30,7 @@ def test_wordnet_pos_mapping():
 
 
 @pytest.mark.skipif(not wordnet.available() and wordnet.install() is None, reason="WordNet not installed")
-def test_wordnet_lemmatiser_uses_pos_when_given():
+def test_wordnet_lemmatizer_uses_pos_when_given():
     lem = get_lemmatizer("wordnet", "en")
     assert lem.lemmatize(["walked", "children", "better"], ["VBD", "NNS", "JJR"]) == ["walk", "child", "good"]
     assert lem.lemmatize(["geese", "ran"]) == ["goose", "run"]  # no POS: noun, then verb, adj, adv
@@ -47,7 +47,7 @@ def test_spacy_absent_is_a_clear_error():
         get_lemmatizer("spacy", "en")
 
 
-def test_italian_apocope_survives_detokenisation():
+def test_italian_apocope_survives_detokenization():
     from mwemt.preprocess.tokenize import detokenize, tokenize
 
     for text in ["C'era un po' di vino.", "dell'acqua e l'amico", "a mo' di esempio"]:

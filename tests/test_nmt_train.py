@@ -1,4 +1,5 @@
-"""End to end on CPU: tiny factored and baseline models train a few updates, save, resume and translate."""
+"""End to end on CPU: tiny factored and baseline models train a few updates through the pipeline that
+`mwemt train` runs, save, resume and translate."""
 
 from __future__ import annotations
 
@@ -15,28 +16,34 @@ pytestmark = [requires_nmt, pytest.mark.nmt]
 NMT = FIXTURES / "nmt"
 
 
-def tiny_config(encoding: str, **train) -> dict:
-    cfg = {
+def tiny_config(encoding: str, **train):
+    """A one-system experiment config, as `mwemt train` reads it."""
+    from mwemt.experiments.config import config_from_data
+
+    data = {
         "name": f"test-{encoding}", "seed": 1, "src_lang": "en", "tgt_lang": "it",
-        "data": {"train": {"src": str(NMT / "train.en"), "tgt": str(NMT / "train.it")},
-                 "valid": {"src": str(NMT / "valid.en"), "tgt": str(NMT / "valid.it")}},
-        "preprocess": {"encoding": encoding, "lexicon": str(NMT / "lexicon.txt") if encoding != "none" else None,
-                       "lexicon_format": "list"},
+        "data": {"train": str(NMT / "train"), "valid": str(NMT / "valid"), "lexicon": str(NMT / "lexicon.txt"),
+                 "lexicon_format": "list"},
         "subword": {"vocab_size": 400},
         "model": {"preset": "tiny"},
         "train": {"max_tokens": 1024, "max_epoch": 0, "max_update": 4, "warmup_updates": 4, "lr": 3e-3,
                   "patience": -1, "early_stop": "loss", "eval_max_len": [0, 8], "log_interval": 1, **train},
+        "systems": {encoding: {"encoding": encoding}},
     }
-    return cfg
+    return config_from_data(data)
+
+
+def train(encoding: str, workdir, **train_settings):
+    from mwemt.experiments.experiment import train_system
+
+    return train_system(tiny_config(encoding, **train_settings), encoding, workdir, progress=False)
 
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
-    from mwemt.nmt.train import train
-
     root = tmp_path_factory.mktemp("nmt")
-    iob = train(tiny_config("iob", early_stop="bleu"), root / "iob", progress=False)
-    base = train(tiny_config("none"), root / "base", progress=False)
+    iob = train("iob", root / "iob", early_stop="bleu")
+    base = train("none", root / "base")
     return {"iob": iob, "none": base, "root": root}
 
 
@@ -128,7 +135,7 @@ def test_fairseq_generate_loads_a_saved_checkpoint(models):
     """torch >= 2.6 loads with weights_only=True; the plugin allow-lists what fairseq pickles."""
     from mwemt.nmt.train import PLUGIN_DIR
 
-    data_bin = models["root"] / "iob" / "work" / "data-bin"
+    (data_bin,) = (models["root"] / "iob" / "stages" / "prepare" / "iob").glob("*/data-bin")
     cmd = [sys.executable, "-m", "fairseq_cli.generate", str(data_bin), "--user-dir", str(PLUGIN_DIR),
            "--task", "factored_translation", "--path", str(models["iob"] / "checkpoints" / "checkpoint_best.pt"),
            "--gen-subset", "valid", "--beam", "2", "--max-len-b", "5", "--cpu", "--max-tokens", "4000",
@@ -139,53 +146,65 @@ def test_fairseq_generate_loads_a_saved_checkpoint(models):
     assert "BLEU4" in res.stdout
 
 
+def test_the_model_directory_is_the_train_stage_and_one_set_of_markers(models):
+    """One pipeline: WORKDIR/model links to the train stage; no second cache (`*.done.json`) exists."""
+    work = models["root"] / "iob"
+    assert models["iob"] == work / "model" and models["iob"].is_symlink()
+    assert models["iob"].resolve().parent.parent.parent == (work / "stages" / "train").resolve()
+    assert not list(work.rglob("*.done.json"))
+    assert {p.name for p in (work / "stages").iterdir()} == {"corpus", "annotate", "subword", "prepare", "train"}
+
+
 @pytest.mark.slow
 def test_training_a_finished_model_again_changes_nothing(models):
     from mwemt.fileio import sha256_file
-    from mwemt.nmt.train import train
 
     ckpt = models["none"] / "checkpoints" / "checkpoint_last.pt"
     before = sha256_file(ckpt), (models["none"] / "manifest.json").read_bytes()
-    assert train(tiny_config("none"), models["root"] / "base", progress=False) == models["none"]
+    assert train("none", models["root"] / "base") == models["none"]
     assert (sha256_file(ckpt), (models["none"] / "manifest.json").read_bytes()) == before
 
 
-def test_training_resumes_from_last_checkpoint(models):
+def test_an_interrupted_training_resumes_from_its_last_checkpoint(models, tmp_path):
+    """A train stage without DONE (a killed run) keeps its directory; the rerun continues there."""
     import json
 
-    from mwemt.nmt.train import train
-
-    model_dir = train(tiny_config("iob", early_stop="bleu", max_update=6), models["root"] / "iob", progress=False)
+    work = tmp_path / "iob"
+    shutil.copytree(models["root"] / "iob", work, symlinks=True)
+    (done,) = list((work / "stages" / "train" / "iob").glob("*/DONE"))
+    done.unlink()
+    model_dir = train("iob", work, early_stop="bleu")
     summary = json.loads((model_dir / "manifest.json").read_text())["training"]
-    assert summary["resumed"] is True
-    assert [v["updates"] for v in summary["validations"]][-1] == 6
-    assert "num_updates: 6" in summary["stop_reason"]
+    assert summary["resumed"] is True and done.exists()
+    assert [v["updates"] for v in summary["validations"]][-1] >= 4
 
 
 def test_misaligned_raw_corpus_is_refused_before_training(tmp_path):
     from mwemt.errors import InputError
-    from mwemt.nmt.train import train
 
-    short = tmp_path / "short.it"
-    short.write_text("".join(ln + "\n" for ln in (NMT / "train.it").read_text().splitlines()[:-1]))
-    cfg = tiny_config("none")
-    cfg["data"]["train"]["tgt"] = str(short)
+    for lang, lines in (("en", (NMT / "train.en").read_text().splitlines()),
+                        ("it", (NMT / "train.it").read_text().splitlines()[:-1])):
+        (tmp_path / f"short.{lang}").write_text("".join(ln + "\n" for ln in lines))
+    from mwemt.experiments.config import config_from_data
+    from mwemt.experiments.experiment import train_system
+
+    cfg = config_from_data({"data": {"train": str(tmp_path / "short"), "valid": str(NMT / "valid")},
+                            "systems": {"b": {}}})
     with pytest.raises(InputError, match="misaligned"):
-        train(cfg, tmp_path / "w", progress=False)
+        train_system(cfg, "b", tmp_path / "w", progress=False)
+    assert not list((tmp_path / "w" / "stages").glob("annotate/*/*/DONE"))
 
 
 def test_config_errors_are_clear():
     from mwemt.errors import MwemtError
-    from mwemt.nmt.config import resolve
+    from mwemt.experiments.config import config_from_data
 
-    cfg = tiny_config("iob")
-    cfg["model"]["factor_embed_dims"] = [48, 16]
-    with pytest.raises(MwemtError, match="factor_embed_dims has 2 sizes but encoding iob gives 3"):
-        resolve(cfg)
-    cfg = tiny_config("none")
-    cfg["train"]["max_tokenz"] = 5
-    with pytest.raises(MwemtError, match="unknown key 'train.max_tokenz'"):
-        resolve(cfg)
+    with pytest.raises(MwemtError, match=r"model.factor_embed_dims: has 2 sizes but the system's encoding gives 3"):
+        config_from_data({"data": {"train": str(NMT / "train"), "valid": str(NMT / "valid"),
+                                   "lexicon": str(NMT / "lexicon.txt")},
+                          "model": {"factor_embed_dims": [48, 16]}, "systems": {"iob": {"encoding": "iob"}}})
+    with pytest.raises(MwemtError, match="train.max_tokenz: unknown key; did you mean `max_tokens`"):
+        tiny_config("none", max_tokenz=5)
 
 
 @pytest.mark.slow
@@ -193,10 +212,7 @@ def test_two_process_cpu_data_parallel(tmp_path):
     """fairseq's own data-parallel training on CPU: 2 processes under torchrun, gloo all-reduce."""
     import json
 
-    from mwemt.nmt.train import train
-
-    cfg = tiny_config("iob", distributed_world_size=2, threads=1)
-    model_dir = train(cfg, tmp_path / "ddp", progress=False)
+    model_dir = train("iob", tmp_path / "ddp", distributed_world_size=2, threads=1)
     log = (model_dir / "train.log").read_text()
     assert "distributed init (rank 0)" in log and "distributed init (rank 1)" in log
     assert "legacy_ddp" in log

@@ -22,7 +22,6 @@ from mwemt.preprocess.subword import (
     decode_file,
     group_pieces,
     project_factors,
-    sample_lines,
 )
 
 
@@ -32,15 +31,13 @@ def data() -> Path:
 
 
 @pytest.fixture(scope="module")
-def joint(data, tmp_path_factory):
-    prefix = tmp_path_factory.mktemp("joint") / "spm"
-    return SubwordModel.train([data / "train.en", data / "train.it"], prefix, vocab_size=400)
+def joint(data):
+    return SubwordModel.train([data / "train.en", data / "train.it"], vocab_size=400)
 
 
 @pytest.fixture(scope="module")
-def unigram(data, tmp_path_factory):
-    prefix = tmp_path_factory.mktemp("uni") / "spm"
-    return SubwordModel.train([data / "train.en", data / "train.it"], prefix, vocab_size=400,
+def unigram(data):
+    return SubwordModel.train([data / "train.en", data / "train.it"], vocab_size=400,
                               model_type="unigram")
 
 
@@ -90,7 +87,7 @@ def test_rare_unicode_round_trips_through_byte_pieces(joint):
 
 
 def test_without_byte_fallback_unknown_characters_still_round_trip_as_text(data, tmp_path):
-    model = SubwordModel.train([data / "train.en"], tmp_path / "nb", vocab_size=120, byte_fallback=False)
+    model = SubwordModel.train([data / "train.en"], vocab_size=120, byte_fallback=False)
     assert not model.byte_fallback and model.vocab_size == 120
     tokens = ["𝔘nicode", "città"]
     assert model.decode(model.encode_tokens(tokens)) == tokens
@@ -230,7 +227,7 @@ def test_bad_utf8_is_located(joint, tmp_path):
         apply_file(joint, src, tmp_path / "o", progress=False)
     assert err.value.line == 2 and "UTF-8" in str(err.value)
     with pytest.raises(InputError) as err:
-        SubwordModel.train([src], tmp_path / "m", vocab_size=300)
+        SubwordModel.train([src], vocab_size=300)
     assert err.value.line == 2
 
 
@@ -252,26 +249,28 @@ def test_factored_training_uses_only_the_surface_factor(data, tmp_path):
     surface = tmp_path / "surface.en"
     surface.write_text("".join(" ".join(r[0] for r in parse_factored(line)) + "\n"
                                for line in fixture_lines(data, "train.iob.en")), encoding="utf-8")
-    a = SubwordModel.train([data / "train.iob.en"], tmp_path / "a", vocab_size=350, factored=True)
-    b = SubwordModel.train([surface], tmp_path / "b", vocab_size=350)
+    a = SubwordModel.train([data / "train.iob.en"], vocab_size=350, factored=True)
+    b = SubwordModel.train([surface], vocab_size=350)
     pieces = set(a.pieces)
     assert a.pieces == b.pieces
     assert not any("|" in p for p in pieces)
     bad = tmp_path / "bad.iob"
     bad.write_text("a|a|O\nb|b\n", encoding="utf-8")
     with pytest.raises(InputError) as err:
-        SubwordModel.train([bad], tmp_path / "c", vocab_size=300, factored=True)
+        SubwordModel.train([bad], vocab_size=300, factored=True)
     assert err.value.line == 2
 
 
 @pytest.mark.parametrize("model_type", ["bpe", "unigram"])
 def test_training_is_reproducible_and_has_a_manifest(data, tmp_path, model_type):
     kw = dict(vocab_size=350, model_type=model_type, seed=3, input_sentence_size=200)
-    a = SubwordModel.train([data / "train.en"], tmp_path / "a", **kw)
-    b = SubwordModel.train([data / "train.en"], tmp_path / "b", **kw)
+    a = SubwordModel.train([data / "train.en"], **kw)
+    b = SubwordModel.train([data / "train.en"], **kw)
     assert a.sha256 == b.sha256
-    c = SubwordModel.train([data / "train.en"], tmp_path / "c", **{**kw, "seed": 4})
+    c = SubwordModel.train([data / "train.en"], **{**kw, "seed": 4})
     assert c.sha256 != a.sha256            # another seed samples other training lines
+    assert not list(tmp_path.iterdir()) and a.path is None  # training writes nothing
+    assert a.save(tmp_path / "a") == tmp_path / "a.model" == a.path
     man = json.loads((tmp_path / "a.manifest.json").read_text(encoding="utf-8"))
     assert man["kind"] == "subword-model" and man["seed"] == 3
     assert man["inputs"]["input0"]["sha256"] and man["model"]["sha256"] == a.sha256
@@ -295,7 +294,7 @@ def test_load_errors(tmp_path):
 
 def test_vocab_too_small_for_byte_fallback_is_a_clear_error(data, tmp_path):
     with pytest.raises(MwemtError, match="byte pieces"):
-        SubwordModel.train([data / "train.en"], tmp_path / "m", vocab_size=100)
+        SubwordModel.train([data / "train.en"], vocab_size=100)
     assert not (tmp_path / "m.model").exists()
 
 
@@ -348,31 +347,14 @@ def test_cli_apply_decode_files_and_stdio(data, tmp_path, capsys, monkeypatch):
 
 def test_split_by_unicode_script_controls_merges_across_the_join(data, tmp_path):
     kw = dict(vocab_size=500)
-    split = SubwordModel.train([data / "train.en"], tmp_path / "a", **kw)
-    merged = SubwordModel.train([data / "train.en"], tmp_path / "b", split_by_unicode_script=False, **kw)
+    split = SubwordModel.train([data / "train.en"], **kw)
+    merged = SubwordModel.train([data / "train.en"], split_by_unicode_script=False, **kw)
     def joins_letters(p):
         return "_" in p and any(c.isalpha() for c in p)
     assert not any(joins_letters(p) for p in split.pieces)
     assert any(joins_letters(p) for p in merged.pieces)
     tokens = ["Mary", "took_care_of", "R&amp;D"]
     assert merged.decode(merged.encode_tokens(tokens)) == tokens
-
-
-def test_sample_lines_is_seeded_ordered_and_bounded():
-    lines = [f"line {i}" for i in range(1000)]
-    a, n = sample_lines(iter(lines), 50, seed=1)
-    assert n == 1000 and len(a) == 50 and len(set(a)) == 50
-    assert a == sorted(a, key=lines.index)                  # original order kept
-    assert sample_lines(iter(lines), 50, seed=1)[0] == a
-    assert sample_lines(iter(lines), 50, seed=2)[0] != a
-    assert sample_lines(iter(lines), 0, seed=1) == (lines, 1000)
-    assert sample_lines(iter(lines[:10]), 50, seed=1) == (lines[:10], 10)
-    # uniform: every tenth of the corpus gets a fair share over many draws
-    counts = [0] * 10
-    for seed in range(200):
-        for line in sample_lines(iter(lines), 20, seed)[0]:
-            counts[int(line.split()[1]) // 100] += 1
-    assert min(counts) > 300 and max(counts) < 500          # expected 400 each
 
 
 def test_output_to_a_pipe_writes_through_instead_of_replacing_it(joint, tmp_path):
@@ -411,11 +393,12 @@ def test_a_foreign_model_without_word_start_markers_fails_the_count_check(data, 
 
 
 def test_user_defined_symbols_stay_whole(data, tmp_path):
-    model = SubwordModel.train([data / "train.en"], tmp_path / "u", vocab_size=400,
+    model = SubwordModel.train([data / "train.en"], vocab_size=400,
                                user_defined_symbols=["<BT>", "&#124;"])
     pieces = model.encode_tokens(["<BT>", "Mary", "x<BT>y"])
     assert pieces.count("<BT>") == 2 and model.decode(pieces) == ["<BT>", "Mary", "x<BT>y"]
+    model.save(tmp_path / "u")
     spec = json.loads((tmp_path / "u.manifest.json").read_text(encoding="utf-8"))["config"]
     assert spec["user_defined_symbols"] == ["&amp;", "&#124;", "&#95;", "&#9601;", "<BT>"]
     with pytest.raises(MwemtError, match="whitespace"):
-        SubwordModel.train([data / "train.en"], tmp_path / "v", vocab_size=400, user_defined_symbols=["a b"])
+        SubwordModel.train([data / "train.en"], vocab_size=400, user_defined_symbols=["a b"])

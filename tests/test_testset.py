@@ -74,7 +74,7 @@ def test_fixture_testset_all_sentences(fixtures, matcher):
     i1, i2, i3, i4, i5, _ = items
     assert (i1.mwes[0].indices, i1.mwes[0].lemma, i1.mwes[0].reference) == ((1, 2, 3), "take care of",
                                                                              "si è presa cura")
-    assert i2.mwes[0].indices == (0, 1, 2, 3, 4, 5)  # "let's" typed untokenised
+    assert i2.mwes[0].indices == (0, 1, 2, 3, 4, 5)  # "let's" typed untokenized
     assert [m.indices for m in i3.mwes] == [(1, 5), (9, 10)]
     assert i4.mwes == [] and "mwe_checks" not in i4.meta
     assert i5.mwes[0].surface == "ivory tower"

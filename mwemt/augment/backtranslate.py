@@ -24,10 +24,7 @@ from mwemt.augment.corpus import check_new_prefix, corpus_path, read_corpus, wri
 from mwemt.augment.ratio import achieved_ratio, requested_pairs
 from mwemt.errors import MwemtError
 from mwemt.fileio import iter_lines, iter_parallel
-from mwemt.formats import read_lexicon_entries
-from mwemt.preprocess.annotate import Annotator
-from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.preprocess.lexicon import Lexicon
+from mwemt.preprocess.annotate import Annotator, AnnotatorConfig, build_annotator
 from mwemt.preprocess.tokenize import tokenize
 from mwemt.provenance import file_record, manifest, write_json
 
@@ -220,14 +217,15 @@ def translate_until(candidates: Sequence[Candidate], n_requested: int, translato
     return kept
 
 
-def load_target_lexicon(paths: Sequence[str | Path], config: BacktranslationConfig) -> Lexicon:
-    """One lexicon from one or more files (their union), compiled for the target language."""
-    entries = [e for p in paths for e in read_lexicon_entries(p, config.lexicon_format, side=config.lexicon_side)]
-    lexicon = Lexicon(entries, get_lemmatizer(config.lemmatizer, config.tgt_lang), lang=config.tgt_lang,
-                      name="+".join(Path(p).name for p in paths))
-    if not lexicon.normalised:
+def target_annotator(paths: Sequence[str | Path], config: BacktranslationConfig) -> Annotator:
+    """The annotator that finds target-language MWEs: one lexicon from one or more files (their union)."""
+    annotator = build_annotator(AnnotatorConfig(lang=config.tgt_lang, lexicon=tuple(str(p) for p in paths),
+                                                lexicon_format=config.lexicon_format,
+                                                lexicon_side=config.lexicon_side, lemmatizer=config.lemmatizer,
+                                                max_gap=config.max_gap))
+    if annotator.lexicon is None or not annotator.lexicon.normalized:
         raise MwemtError(f"the target lexicon {', '.join(map(str, paths))} has no multiword entries to match")
-    return lexicon
+    return annotator
 
 
 def augment_with_backtranslation(mono_path: str | Path, lexicon_path: str | Path | Sequence[str | Path],
@@ -236,14 +234,14 @@ def augment_with_backtranslation(mono_path: str | Path, lexicon_path: str | Path
                                  config: BacktranslationConfig, progress: bool = True) -> dict:
     """Write ``OUT.{src,tgt}`` = training pairs + back-translated MWE sentences, and the manifest."""
     if config.max_length_ratio < 1:
-        raise MwemtError("--max-length-ratio must be at least 1")
+        raise MwemtError(f"max_length_ratio must be at least 1, not {config.max_length_ratio}")
     src_path, tgt_path = corpus_path(train_prefix, config.src_lang), corpus_path(train_prefix, config.tgt_lang)
     check_new_prefix(out_prefix, [src_path, tgt_path, mono_path], config.src_lang, config.tgt_lang)
     train = read_corpus(train_prefix, config.src_lang, config.tgt_lang)
     n_requested = requested_pairs(config.ratio, len(train))
     lexicon_paths = [lexicon_path] if isinstance(lexicon_path, (str, Path)) else list(lexicon_path)
-    lexicon = load_target_lexicon(lexicon_paths, config)
-    annotator = Annotator(lexicon, lang=config.tgt_lang, lemmatizer=config.lemmatizer, max_gap=config.max_gap)
+    annotator = target_annotator(lexicon_paths, config)
+    lexicon = annotator.lexicon
     sel = SelectionCounts()
     training_targets = {" ".join(t.split()) for _, t in train}
     candidates = select_candidates(enumerate(iter_lines(mono_path), 1), annotator, config.max_tokens,

@@ -49,7 +49,7 @@ def check_new_prefix(out: str | Path, inputs: Iterable[str | Path], src_lang: st
     targets = {corpus_path(out, lang).resolve() for lang in (src_lang, tgt_lang)}
     for p in inputs:
         if Path(p).resolve() in targets:
-            raise MwemtError(f"--out {out} would overwrite the input {p}; choose a new corpus prefix")
+            raise MwemtError(f"the output prefix {out} would overwrite the input {p}; choose a new corpus prefix")
 
 
 def iter_tsv_pairs(path: str | Path) -> Iterator[tuple[int, str, str]]:

@@ -5,11 +5,11 @@ EN-xx WordNet-aligned TSVs (``wn-aligned``: `` | ``-separated lemmas on each sid
 expanded to one pair per (source synonym, target synonym): that is the shape of the paper's sample
 data ("abide by" -> osservare / rispettare / attenersi a ...).
 
-Both sides are lemmatised to build the deduplication key, which drops punctuation tokens, so
+Both sides are lemmatized to build the deduplication key, which drops punctuation tokens, so
 "Run!"/"Corri!" in the training data and the entry "run"/"correre" count as the same pair. The
-written text is the normalised dictionary form by default, because dictionaries already hold
-lemmas and re-lemmatising them damages some ("according to" -> "accord to"); ``--output-form
-lemmas`` writes the lemmatised form instead.
+written text is the normalized dictionary form by default, because dictionaries already hold
+lemmas and re-lemmatizing them damages some ("according to" -> "accord to"); ``--output-form
+lemmas`` writes the lemmatized form instead.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def read_dictionary_pairs(path: str | Path, fmt: str = "auto", dict_side: str = 
     if fmt not in DICT_FORMATS[1:]:
         raise MwemtError(f"unknown dictionary format {fmt!r}; choose one of {', '.join(DICT_FORMATS)}")
     if dict_side not in ("source", "target"):
-        raise MwemtError(f"--dict-side must be source or target, not {dict_side!r}")
+        raise MwemtError(f"dict_side must be source or target, not {dict_side!r}")
     side = dict_side if fmt == "wn-aligned" else "source"
     entries = read_lexicon_entries(path, fmt, side=side, min_words=1)
     pairs: list[DictPair] = []
@@ -83,14 +83,14 @@ def read_dictionary_pairs(path: str | Path, fmt: str = "auto", dict_side: str = 
     return pairs
 
 
-def normalise_text(text: str) -> str:
+def normalize_text(text: str) -> str:
     """NFC and collapsed whitespace: the dictionary form we write."""
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
 def lemma_tokens(text: str, lang: str, lemmatizer: Lemmatizer) -> list[str]:
-    """Moses tokens, lemmatised (lowercased)."""
-    return lemmatizer.lemmatize(tokenize(normalise_text(text), lang))
+    """Moses tokens, lemmatized (lowercased)."""
+    return lemmatizer.lemmatize(tokenize(normalize_text(text), lang))
 
 
 def dedup_key(lemmas: Sequence[str]) -> tuple[str, ...]:
@@ -113,7 +113,7 @@ class PreparedPair:
 
 def prepare_pairs(pairs: Iterable[DictPair], config: DictionaryConfig, counts: dict[str, int],
                   progress: bool = True) -> list[PreparedPair]:
-    """Drop placeholders and (optionally) single-word sources, normalise, lemmatise, dedupe by key."""
+    """Drop placeholders and (optionally) single-word sources, normalize, lemmatize, dedupe by key."""
     src_lem = get_lemmatizer(config.lemmatizer, config.src_lang)
     tgt_lem = get_lemmatizer(config.lemmatizer, config.tgt_lang)
     seen: set = set()
@@ -138,7 +138,7 @@ def prepare_pairs(pairs: Iterable[DictPair], config: DictionaryConfig, counts: d
         if config.output_form == "lemmas":
             src, tgt = detokenize(sl, config.src_lang), detokenize(tl, config.tgt_lang)
         else:
-            src, tgt = normalise_text(p.source), normalise_text(p.target)
+            src, tgt = normalize_text(p.source), normalize_text(p.target)
         out.append(PreparedPair(src, tgt, p.line, key))
     return out
 
@@ -147,8 +147,8 @@ def training_keys(train: Sequence[tuple[str, str]], candidates: Sequence[Prepare
                   config: DictionaryConfig, progress: bool = True) -> set:
     """Dedup keys of the training pairs that could equal some candidate.
 
-    Only sources no longer (in words) than the longest candidate are lemmatised, each distinct one
-    once; the target is lemmatised only when the source key is a candidate's.
+    Only sources no longer (in words) than the longest candidate are lemmatized, each distinct one
+    once; the target is lemmatized only when the source key is a candidate's.
     """
     if not candidates:
         return set()
@@ -173,7 +173,7 @@ def augment_with_dictionary(dict_path: str | Path, train_prefix: str | Path, out
                             config: DictionaryConfig, progress: bool = True) -> dict:
     """Write ``OUT.{src,tgt}`` = training pairs + dictionary pairs, and ``OUT.manifest.json``; return it."""
     if config.output_form not in OUTPUT_FORMS:
-        raise MwemtError(f"--output-form must be one of {', '.join(OUTPUT_FORMS)}")
+        raise MwemtError(f"output_form must be one of {', '.join(OUTPUT_FORMS)}, not {config.output_form!r}")
     src_path, tgt_path = corpus_path(train_prefix, config.src_lang), corpus_path(train_prefix, config.tgt_lang)
     check_new_prefix(out_prefix, [src_path, tgt_path, dict_path], config.src_lang, config.tgt_lang)
     train = read_corpus(train_prefix, config.src_lang, config.tgt_lang)

@@ -8,21 +8,21 @@ Zaninello & Birch (2020), who add dictionary data worth about 10% of the corpus.
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass
 
 from mwemt.errors import MwemtError
+from mwemt.sampling import sample_indices
 
 
 def requested_pairs(ratio: float, n_train: int) -> int:
     """``ratio * n_train`` rounded half up: the number of synthetic pairs to add."""
     if not (ratio > 0 and math.isfinite(ratio)):
-        raise MwemtError(f"--ratio must be a positive number, not {ratio}")
+        raise MwemtError(f"the ratio must be a positive number, not {ratio}")
     if n_train <= 0:
         raise MwemtError("the training corpus is empty")
     n = math.floor(ratio * n_train + 0.5)
     if n == 0:
-        raise MwemtError(f"--ratio {ratio} of {n_train} training pairs rounds to 0 synthetic pairs")
+        raise MwemtError(f"ratio {ratio} of {n_train} training pairs rounds to 0 synthetic pairs")
     return n
 
 
@@ -48,10 +48,9 @@ class Choice:
 def choose(n_candidates: int, n_requested: int, seed: int) -> Choice:
     if n_candidates <= 0:
         raise MwemtError("no candidate pairs are left after filtering; nothing to add")
-    rng = random.Random(seed)
     if n_candidates >= n_requested:
-        idx = sorted(rng.sample(range(n_candidates), n_requested))
+        idx = sample_indices(n_candidates, n_requested, seed)
         return Choice(idx, "all" if n_candidates == n_requested else "sample")
     repeats, remainder = divmod(n_requested, n_candidates)
-    idx = list(range(n_candidates)) * repeats + sorted(rng.sample(range(n_candidates), remainder))
+    idx = list(range(n_candidates)) * repeats + sample_indices(n_candidates, remainder, seed)
     return Choice(idx, "repeat", repeats, remainder)

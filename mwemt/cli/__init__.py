@@ -17,17 +17,18 @@ from mwemt.errors import MwemtError
 
 # name -> (module, one-line help). The order is the pipeline's order.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "annotate": ("mwemt.cli.annotate", "tokenise, lemmatise and mark lexicon MWEs (words-with-spaces or IOB factors)"),
+    "annotate": ("mwemt.cli.annotate", "tokenize, lemmatize and mark lexicon MWEs (words-with-spaces or IOB factors)"),
     "lexicon": ("mwemt.cli.lexicon", "extract, convert and inspect MWE lexicons"),
-    "testset": ("mwemt.cli.testset", "build MWE-annotated test sets (JSONL) from the TED annotation"),
+    "align": ("mwemt.cli.align", "word-align parallel text with eflomal (Pharaoh i-j output, cached)"),
+    "testset": ("mwemt.cli.testset", "build MWE-annotated test sets (JSONL): by word alignment, or from the TED annotation"),
     "identify-eval": ("mwemt.cli.identify_eval", "PARSEME-style MWE identification scores for .cupt files"),
     "subword": ("mwemt.cli.subword", "train/apply/decode sentencepiece, carrying factors onto pieces"),
     "augment": ("mwemt.cli.augment", "add MWE dictionary pairs or back-translated MWE sentences to a corpus"),
-    "prepare": ("mwemt.cli.prepare", "binarise text and factor streams for fairseq"),
+    "prepare": ("mwemt.cli.prepare", "binarize text and factor streams for fairseq"),
     "train": ("mwemt.cli.train", "train a (factored) fairseq model from a YAML config"),
     "translate": ("mwemt.cli.translate", "translate raw text with a model directory"),
     "score": ("mwemt.cli.score", "BLEU, chrF, MWE score and TESLA-like metrics with signatures"),
-    "meta-eval": ("mwemt.cli.meta_eval", "correlate metric scores with human judgements"),
+    "meta-eval": ("mwemt.cli.meta_eval", "correlate metric scores with human judgments"),
     "compositionality": ("mwemt.cli.compositionality", "predict MWE compositionality and evaluate it against ratings"),
     "run": ("mwemt.cli.run", "run an experiment grid from a YAML config, with caching and resume"),
     "demo": ("mwemt.cli.demo", "train and score tiny systems on the bundled sample (a few minutes on CPU)"),

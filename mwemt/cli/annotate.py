@@ -1,4 +1,4 @@
-"""`mwemt annotate`: raw or tokenised text (or .cupt) in, MWE-annotated text (or .cupt) out."""
+"""`mwemt annotate`: raw or tokenized text (or .cupt) in, MWE-annotated text (or .cupt) out."""
 
 from __future__ import annotations
 
@@ -6,12 +6,17 @@ import argparse
 import sys
 
 from mwemt.errors import MwemtError
+from mwemt.formats import LEXICON_FORMATS
+from mwemt.preprocess.annotate import ENCODINGS
+from mwemt.preprocess.lemmatize import BACKENDS
+
+TEXT_OR_CUPT = ("text", "cupt")   # one sentence per line, or PARSEME .cupt
 
 EPILOG = """\
 encodings:
   wws   words-with-spaces: contiguous MWEs become one token   ->  She took_care_of it .
   iob   Moses factors surface|lemma|IOB                        ->  took|take_care_of|B care|take_care_of|I
-  none  tokenised text only (a baseline with the same tokenisation)
+  none  tokenized text only (a baseline with the same tokenization)
 
 examples:
   echo "He walked the dog off ." | mwemt annotate --lexicon lex.txt --encoding iob --max-gap 2
@@ -26,26 +31,25 @@ cupt (MWEs extracted from an annotated .cupt file)."""
 def configure(p: argparse.ArgumentParser) -> None:
     p.epilog = EPILOG
     p.add_argument("--lexicon", "-l", required=True, help="MWE lexicon file")
-    p.add_argument("--lexicon-format", default="auto",
-                   choices=("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt"),
+    p.add_argument("--lexicon-format", default="auto", choices=LEXICON_FORMATS,
                    help="lexicon file format (default: auto: .cupt by extension, oewn/wn-aligned by header, "
                         "else list)")
-    p.add_argument("--encoding", "-e", default="iob", choices=("wws", "iob", "none"),
+    p.add_argument("--encoding", "-e", default="iob", choices=ENCODINGS,
                    help="how MWEs are marked in text output (default: %(default)s)")
-    p.add_argument("--lang", default="en", help="language code for tokeniser and lemmatiser (default: en)")
-    p.add_argument("--lemmatizer", default="simplemma", choices=("simplemma", "wordnet", "spacy", "none"),
-                   help="lemmatiser backend (default: %(default)s; all offline)")
+    p.add_argument("--lang", default="en", help="language code for tokenizer and lemmatizer (default: en)")
+    p.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
+                   help="lemmatizer backend (default: %(default)s; all offline)")
     p.add_argument("--max-gap", type=int, default=0,
                    help="most tokens allowed between two MWE components; 0 = contiguous only (default: 0)")
     p.add_argument("--pretokenized", action="store_true",
-                   help="text input is already tokenised (split on spaces, no sacremoses)")
-    p.add_argument("--input-format", default="text", choices=("text", "cupt"),
+                   help="text input is already tokenized (split on spaces, no sacremoses)")
+    p.add_argument("--input-format", default="text", choices=TEXT_OR_CUPT,
                    help="text: one sentence per line; cupt: PARSEME .cupt, its tokens and lemmas (default: text)")
-    p.add_argument("--output-format", default="text", choices=("text", "cupt"),
+    p.add_argument("--output-format", default="text", choices=TEXT_OR_CUPT,
                    help="text: one encoded sentence per line (--encoding); cupt: the PARSEME:MWE column "
                         "filled with the MWEs found (default: text)")
     p.add_argument("--relemmatize", action="store_true",
-                   help="with cupt input, lemmatise forms instead of using the LEMMA column")
+                   help="with cupt input, lemmatize forms instead of using the LEMMA column")
     p.add_argument("--input", "-i", default="-", help="input file (default: stdin)")
     p.add_argument("--output", "-o", default="-", help="output file, written atomically (default: stdout)")
     p.add_argument("--workers", type=int, default=1, help="processes for text input (default: 1)")
@@ -57,21 +61,18 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mwemt.fileio import atomic_write, count_lines, iter_lines
-    from mwemt.formats import detect_lexicon_format
-    from mwemt.preprocess.annotate import AnnotationReport, Annotator, annotate_stream
-    from mwemt.preprocess.lexicon import load_lexicon
+    from mwemt.preprocess.annotate import AnnotationReport, AnnotatorConfig, annotate_stream, build_annotator
     from mwemt.provenance import manifest, write_json
 
     if args.workers < 1:
         raise MwemtError("--workers must be at least 1")
     cupt_in = args.input_format == "cupt"
+    # .cupt input carries its own lemmas: match on them unless asked to lemmatize the forms again
     lemmatizer = "none" if cupt_in and not args.relemmatize else args.lemmatizer
-    fmt = detect_lexicon_format(args.lexicon) if args.lexicon_format == "auto" else args.lexicon_format
-    # entries extracted from .cupt are already tokens; anything else is tokenised like the text
-    lexicon = load_lexicon(args.lexicon, fmt, lang=args.lang, lemmatizer=lemmatizer,
-                           tokenize_entries=fmt != "cupt")
-    annotator = Annotator(lexicon, lang=args.lang, lemmatizer=lemmatizer, max_gap=args.max_gap,
-                          pretokenized=args.pretokenized)
+    annotator = build_annotator(AnnotatorConfig(lang=args.lang, lexicon=(args.lexicon,),
+                                                lexicon_format=args.lexicon_format, lemmatizer=lemmatizer,
+                                                max_gap=args.max_gap, pretokenized=args.pretokenized))
+    lexicon = annotator.lexicon
     report = AnnotationReport()
     progress = args.input != "-" and not args.quiet
 

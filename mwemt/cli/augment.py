@@ -6,6 +6,10 @@ import argparse
 import sys
 from textwrap import fill
 
+from mwemt.augment.dictionary import DICT_FORMATS, OUTPUT_FORMS
+from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
+from mwemt.preprocess.lemmatize import BACKENDS
+
 DESCRIPTION = """\
 Add synthetic MWE training pairs to a parallel corpus (Zaninello & Birch 2020). A corpus PREFIX
 means PREFIX.SRC + PREFIX.TGT (--src-lang/--tgt-lang, default en/it). The output is always a new
@@ -35,8 +39,8 @@ def _corpus_args(p: argparse.ArgumentParser, ratio: float) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed for sampling and ordering (default: %(default)s)")
     p.add_argument("--src-lang", default="en", help="source language code (default: %(default)s)")
     p.add_argument("--tgt-lang", default="it", help="target language code (default: %(default)s)")
-    p.add_argument("--lemmatizer", default="simplemma", choices=("simplemma", "wordnet", "spacy", "none"),
-                   help="lemmatiser backend (default: %(default)s)")
+    p.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
+                   help="lemmatizer backend (default: %(default)s)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary on stderr")
 
 
@@ -74,14 +78,14 @@ def configure(p: argparse.ArgumentParser) -> None:
                "example:\n  mwemt augment dictionary --dict en-ita.multiwordnet.tsv --mwe-only \\\n"
                "      --train data/tatoeba/train --ratio 0.10 --seed 1 --out data/tatoeba/train.dict")
     d.add_argument("--dict", required=True, help="dictionary file")
-    d.add_argument("--dict-format", default="auto", choices=("auto", "bilingual", "wn-aligned"))
-    d.add_argument("--dict-side", default="source", choices=("source", "target"),
+    d.add_argument("--dict-format", default="auto", choices=DICT_FORMATS)
+    d.add_argument("--dict-side", default="source", choices=LEXICON_SIDES,
                    help="which dictionary side is the corpus source language: source = first/English "
                         "column (default: %(default)s)")
     d.add_argument("--mwe-only", action="store_true",
                    help="keep only entries whose source side has two or more words")
-    d.add_argument("--output-form", default="dictionary", choices=("dictionary", "lemmas"),
-                   help="write entries as in the dictionary (whitespace/NFC-normalised) or as lemmatised "
+    d.add_argument("--output-form", default="dictionary", choices=OUTPUT_FORMS,
+                   help="write entries as in the dictionary (whitespace/NFC-normalized) or as lemmatized "
                         "lowercase text (default: %(default)s)")
     _corpus_args(d, 0.10)
 
@@ -100,8 +104,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     b.add_argument("--target-lexicon", required=True, nargs="+", metavar="FILE",
                    help="MWE lexicon(s) of the target language; several files are used as one (their union)")
     b.add_argument("--lexicon-format", default="auto",
-                   choices=("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt"))
-    b.add_argument("--lexicon-side", default="target", choices=("source", "target"),
+                   choices=LEXICON_FORMATS)
+    b.add_argument("--lexicon-side", default="target", choices=LEXICON_SIDES,
                    help="for wn-aligned lexicons: the column holding the target language "
                         "(default: %(default)s, i.e. the xx_lemmas column)")
     b.add_argument("--max-gap", type=int, default=0, help="gap allowed inside target MWEs (default: 0)")

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mwemt.augment.dictionary import DICT_FORMATS
+from mwemt.compositionality.contextual import SENTENCE_FORMATS
+from mwemt.compositionality.gold import GOLD_FORMATS
+from mwemt.compositionality.predict import METHODS, RESCALES
+from mwemt.compositionality.vectors import MODELS
 from mwemt.errors import MwemtError
+from mwemt.formats import LEXICON_FORMATS
+from mwemt.preprocess.lemmatize import BACKENDS
 
 EPILOG = """\
 steps:
@@ -65,7 +72,7 @@ example:
       --sentences-format nctti -o ctx.tsv"""
 
 EVALUATE_EPILOG = """\
-gold formats and scale direction (all normalised to [0,1], 1 = compositional):
+gold formats and scale direction (all normalized to [0,1], 1 = compositional):
   nctti      data_en.tsv: 'compound' and 'CompType' columns, 0-5, 5 = compositional -> /5
   reddy      reddy2011.csv: w1 w2 s1 s2 s3 (TAB), s3 = whole compound, 0-5, 5 = compositional -> /5
   farahmand  nonComp-judgments.csv: compound,j1..j4, 1 = NON-compositional -> 1 - mean(j)
@@ -89,10 +96,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="corpus text file, or PATH::N for TAB column N; repeatable")
     v.add_argument("--lexicon", "-l", required=True, help="MWE lexicon whose entries are collapsed")
     v.add_argument("--lexicon-format", default="auto",
-                   choices=("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt"),
+                   choices=LEXICON_FORMATS,
                    help="lexicon file format (default: %(default)s: .cupt by extension, oewn/wn-aligned by header, else list)")
     v.add_argument("--lang", default="en", help="language of the corpus (default: %(default)s)")
-    v.add_argument("--lemmatizer", default="simplemma", choices=("simplemma", "wordnet", "spacy", "none"),
+    v.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
                    help="lemmatizer backend (default: %(default)s)")
     v.add_argument("--max-gap", type=int, default=0,
                    help="gap allowed inside an MWE when matching (default: %(default)s; only contiguous "
@@ -134,19 +141,19 @@ def configure(p: argparse.ArgumentParser) -> None:
     pr.add_argument("--vectors", "-V", required=True, help="directory written by 'compositionality vectors'")
     pr.add_argument("--mwes", "-m", required=True, help="MWEs to score (a lexicon file)")
     pr.add_argument("--mwes-format", default="auto",
-                    choices=("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt"),
+                    choices=LEXICON_FORMATS,
                     help="--mwes file format (default: %(default)s: .cupt by extension, oewn/wn-aligned by header, else list)")
-    pr.add_argument("--model", default="ppmi", choices=("w2v", "ppmi", "svd"),
+    pr.add_argument("--model", default="ppmi", choices=MODELS,
                     help="vector model for the output scores (default: %(default)s, the better one on "
                          "corpora of a few million tokens; see docs/compositionality.md)")
-    pr.add_argument("--method", default="alpha", choices=("direct", "alpha", "ss", "ss+ds"),
+    pr.add_argument("--method", default="alpha", choices=METHODS,
                     help="score written to the output (default: %(default)s)")
     pr.add_argument("--alpha", type=float, default=0.7,
                     help="weight of the first component in 'alpha', 'ss' and 'ss+ds' (default: %(default)s)")
     pr.add_argument("--bilingual", help="bilingual lexicon for ss and ss+ds (bilingual or wn-aligned format)")
-    pr.add_argument("--bilingual-format", default="auto", choices=("auto", "bilingual", "wn-aligned"),
+    pr.add_argument("--bilingual-format", default="auto", choices=DICT_FORMATS,
                     help="--bilingual file format (default: %(default)s: wn-aligned by header, else bilingual)")
-    pr.add_argument("--rescale", default="none", choices=("none", "minmax", "rank"),
+    pr.add_argument("--rescale", default="none", choices=RESCALES,
                     help="spread the written scores over [0,1] keeping their order (default: %(default)s)")
     pr.add_argument("--out", "-o", default="-", help="score file (default: stdout)")
     pr.add_argument("--table", help="also write every method for every MWE as a wide TSV")
@@ -162,17 +169,17 @@ def configure(p: argparse.ArgumentParser) -> None:
                         epilog=CONTEXTUAL_EPILOG, formatter_class=fmt)
     cx.add_argument("--mwes", "-m", required=True, help="MWEs to score (a lexicon file)")
     cx.add_argument("--mwes-format", default="auto",
-                    choices=("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt"),
+                    choices=LEXICON_FORMATS,
                     help="--mwes file format (default: %(default)s: .cupt by extension, oewn/wn-aligned by header, else list)")
     cx.add_argument("--sentences", "-s", required=True, help="sentences containing the MWEs")
-    cx.add_argument("--sentences-format", default="tsv", choices=("tsv", "nctti"),
+    cx.add_argument("--sentences-format", default="tsv", choices=SENTENCE_FORMATS,
                     help="tsv: mwe<TAB>sentence; nctti: NCTTI sentids_en.csv (default: %(default)s)")
     cx.add_argument("--alpha", type=float, default=0.7,
                     help="weight of the sentence with the first component (default: %(default)s)")
     cx.add_argument("--lang", default="en", help="language of the sentences (default: %(default)s)")
-    cx.add_argument("--lemmatizer", default="simplemma", choices=("simplemma", "wordnet", "spacy", "none"),
-                    help="lemmatiser used to find the MWE in each sentence (default: %(default)s)")
-    cx.add_argument("--rescale", default="none", choices=("none", "minmax", "rank"),
+    cx.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
+                    help="lemmatizer used to find the MWE in each sentence (default: %(default)s)")
+    cx.add_argument("--rescale", default="none", choices=RESCALES,
                     help="spread the written scores over [0,1] keeping their order (default: %(default)s)")
     cx.add_argument("--out", "-o", default="-", help="score file (default: stdout)")
     cx.add_argument("--quiet", "-q", action="store_true", help="no progress or summary on stderr")
@@ -183,7 +190,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                        epilog=EVALUATE_EPILOG, formatter_class=fmt)
     e.add_argument("--pred", "-p", required=True, help="score file (mwe<TAB>compositionality)")
     e.add_argument("--gold", "-g", required=True, help="human ratings")
-    e.add_argument("--format", "-f", required=True, choices=("nctti", "reddy", "farahmand", "tsv"),
+    e.add_argument("--format", "-f", required=True, choices=GOLD_FORMATS,
                    help="format of --gold")
     e.add_argument("--json", help="also write the result with its signature as JSON")
 
@@ -194,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _vectors(args: argparse.Namespace) -> int:
-    from mwemt.compositionality.vectors import CorpusSource, VectorsConfig, build_vectors, load_mwe_lexicon
+    from mwemt.compositionality.vectors import CorpusSource, VectorsConfig, build_vectors
+    from mwemt.formats import detect_lexicon_format, read_lexicon_entries
 
     try:
         first, last = (int(x) for x in args.context_ranks.split("-"))
@@ -207,10 +215,11 @@ def _vectors(args: argparse.Namespace) -> int:
                            context_first_rank=first, context_last_rank=last, ppmi_cds=args.ppmi_cds,
                            svd_dim=args.svd_dim, svd_power=args.svd_power, seed=args.seed,
                            max_sentences=args.max_sentences, workers=args.workers, w2v_workers=args.w2v_workers)
-    lexicon = load_mwe_lexicon(args.lexicon, args.lexicon_format, config)
+    fmt = detect_lexicon_format(args.lexicon) if args.lexicon_format == "auto" else args.lexicon_format
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    man = build_vectors([CorpusSource.parse(c) for c in args.corpus], lexicon, args.out, config, models,
-                        progress=not args.quiet, lexicon_path=args.lexicon)
+    man = build_vectors([CorpusSource.parse(c) for c in args.corpus], read_lexicon_entries(args.lexicon, fmt),
+                        args.out, config, models, progress=not args.quiet, lexicon_path=args.lexicon,
+                        lexicon_format=fmt)
     c, lx = man["corpus"], man["lexicon"]
     print(f"{c['sentences_written']} sentences, {c['tokens']} tokens, {c['types']} types; "
           f"{lx['occurrences']} MWE occurrences of {lx['entries_seen']}/{lx['entries']} lexicon entries "

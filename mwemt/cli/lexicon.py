@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections import Counter
 
-from mwemt.formats import LEXICON_FORMATS
+from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 
 EPILOG = """\
 subcommands:
@@ -18,7 +18,16 @@ examples:
   mwemt lexicon extract --cupt train.cupt --out train.lex.tsv
   mwemt lexicon extract --cupt a.cupt b.cupt --min-count 2 --out lex.tsv
   mwemt lexicon convert oewn_mwe.tsv --format oewn --out oewn.lex.tsv
+  mwemt lexicon convert lidioms/de/german.ttl --out de-idioms.lex.tsv     # format from the extension
+  mwemt lexicon stats epie-idioms/                                         # EPIE lists + instance counts
   mwemt lexicon stats train.lex.tsv
+
+formats (--format, default auto: by extension, name and header):
+  list        MWE[<TAB>category<TAB>POS pattern<TAB>compositionality<TAB>count]
+  bilingual   source<TAB>target1; target2          oewn, wn-aligned   the OEWN / synset-aligned TSVs
+  cupt        MWEs annotated in a PARSEME .cupt file
+  lidioms     LIdioms OntoLex-Lemon Turtle (.ttl): idiom written forms in one language (--lang)
+  epie        EPIE Formal_idioms.txt / Static_idioms.txt or their directory; counts from the instances
 
 The list format written here is one MWE per line, TAB-separated:
   MWE (lemmas joined by spaces) <TAB> category <TAB> POS pattern <TAB> compositionality <TAB> count
@@ -53,8 +62,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     c.add_argument("lexicon", help="input lexicon")
     c.add_argument("--format", "-f", default="auto", choices=LEXICON_FORMATS,
                    help="input format (default: %(default)s: by extension and header)")
-    c.add_argument("--side", default="source", choices=("source", "target"),
+    c.add_argument("--side", default="source", choices=LEXICON_SIDES,
                    help="language side of wn-aligned files (default: %(default)s)")
+    c.add_argument("--lang", help="language of the idioms to take from a lidioms file holding several")
     c.add_argument("--out", "-o", default="-", help="output list lexicon (default: stdout)")
 
     s = sub.add_parser("stats", help="entry counts by length and category", formatter_class=fmt,
@@ -63,8 +73,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     s.add_argument("lexicon", help="lexicon file")
     s.add_argument("--format", "-f", default="auto", choices=LEXICON_FORMATS,
                    help="lexicon format (default: %(default)s)")
-    s.add_argument("--side", default="source", choices=("source", "target"),
+    s.add_argument("--side", default="source", choices=LEXICON_SIDES,
                    help="language side of wn-aligned files (default: %(default)s)")
+    s.add_argument("--lang", help="language of the idioms to take from a lidioms file holding several")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,7 +110,7 @@ def _extract(args) -> int:
 def _convert(args) -> int:
     from mwemt.formats import read_lexicon_entries, write_list_lexicon
 
-    entries = read_lexicon_entries(args.lexicon, args.format, side=args.side)
+    entries = read_lexicon_entries(args.lexicon, args.format, side=args.side, lang=args.lang)
     n = write_list_lexicon(args.out, entries, header=f"mwemt lexicon convert {args.lexicon} ({args.format})")
     print(f"wrote {n} entries to {args.out}", file=sys.stderr)
     return 0
@@ -109,7 +120,7 @@ def _stats(args) -> int:
     from mwemt.formats import detect_lexicon_format, read_lexicon_entries
 
     fmt = detect_lexicon_format(args.lexicon) if args.format == "auto" else args.format
-    entries = read_lexicon_entries(args.lexicon, fmt, side=args.side)
+    entries = read_lexicon_entries(args.lexicon, fmt, side=args.side, lang=args.lang)
     by_len = Counter(e.length for e in entries)
     by_cat = Counter(e.category or "(none)" for e in entries)
     print(f"{args.lexicon} ({fmt}): {len(entries)} entries, {len({e.key for e in entries})} distinct")

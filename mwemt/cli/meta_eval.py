@@ -1,16 +1,36 @@
-"""`mwemt meta-eval`: segment- and system-level agreement of metric scores with human judgements."""
+"""`mwemt meta-eval`: segment- and system-level agreement of metric scores with human judgments.
+
+Human judgments are read in the formats the field publishes them (`mwemt.judgements`);
+`mwemt meta-eval extract` writes the texts of MQM files as the line-aligned files `mwemt score`
+reads, with one segment id per line, so that metric and human scores join on the same ids.
+"""
 
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 from pathlib import Path
 
 from mwemt.errors import MwemtError
 
-EPILOG = """\
-input files (human and metric alike): TSV lines system<TAB>seg_id<TAB>score, an optional header
-starting with 'system'; 'None' marks an item without a score. `mwemt score --sentence-scores DIR`
-writes metric files in this format.
+HUMAN_FORMAT_HELP = """\
+human score formats (--human-format; auto-detected from the first line):
+  tsv             system<TAB>seg_id<TAB>score, optional header starting with 'system', 'None' = not judged;
+                  higher is better unless --human-lower-better (metric files are always this format)
+  wmt-mqm-avg     WMT MQM *.avg_seg_scores.tsv (header 'system mqm_avg_score seg_id'): -MQM as published
+  wmt-mqm-errors  WMT MQM per-error rows (system doc doc_id seg_id rater source target category severity):
+                  MQM recomputed with --mqm-weights and averaged over raters, then negated
+  marot-sxs       Marot exports such as the WMT23 side-by-side MQM files (system doc docSegId globalSegId
+                  rater ... metadata, a '# Documentation' header column); attention checks (HOTW) skipped
+  A .tar.gz holding one such file is read as it is published."""
+
+EPILOG = HUMAN_FORMAT_HELP + """
+
+MQM weights (--mqm-weights): freitag2021 (default; Freitag et al. 2021: Major 5, Minor 1, Minor
+Fluency/Punctuation 0.1, Major Non-translation 25), marot (the Marot viewer's defaults, which also
+weight source issues and creative reinterpretation 0), or a file of severity<TAB>category<TAB>weight
+rules, first match wins, '*' matches any text.
 
 statistics (pairs = two systems' translations of the same segment, human ties left out):
   tau WMT13    (C - D) / (C + D)          metric ties excluded
@@ -19,17 +39,44 @@ statistics (pairs = two systems' translations of the same segment, human ties le
   [lo, hi]     95% percentile bootstrap interval over resampled segments (seeded)
 
 examples:
-  mwemt score --hyp A=a.de --hyp B=b.de --ref ref.de --metrics bleu,chrf --sentence-scores seg/
-  mwemt meta-eval --human mqm.tsv --human-lower-better --metric seg/bleu.seg.tsv --metric seg/chrf.seg.tsv
-  mwemt meta-eval --human da.tsv --metric COMET=comet.tsv --exclude-system ref-A --json -o meta.json"""
+  mwemt meta-eval --human mqm_ted_ende.avg_seg_scores.tsv --metric seg/bleu.seg.tsv --exclude-system ref-A
+  mwemt meta-eval --human mqm_ted_ende.tsv --mqm-weights marot --metric seg/chrf.seg.tsv
+  mwemt meta-eval --human da.tsv --metric COMET=comet.tsv --json -o meta.json
+  mwemt meta-eval extract --human mqm_ted_ende.tsv --out ted/       # texts for `mwemt score`, see extract --help"""
+
+EXTRACT_EPILOG = """\
+writes, one line per segment in every file (segments some system lacks are left out):
+  ids.txt         the human file's segment ids (seg_id / globalSegId): the ids scores join on
+  source.txt      sources;  reference.txt  references (if any);  hyp/SYSTEM.txt  each system's translation
+  testset.jsonl   id, source and reference per segment: `mwemt score --testset` writes these ids
+  segments.tsv    seg_id, document, position in the document (and line in --source-text)
+  manifest.json   inputs, counts, systems and their files
+Hypotheses are the texts the raters judged (span marks removed). The reference is a rated system
+named like a human reference (ref, ref-A...) unless --reference-system says otherwise, or the lines
+of --reference-text: sources are then found in --source-text by their text (whitespace aside;
+a source on several lines takes its document's position), as WMT23's segment ids are not line numbers.
+
+examples:
+  mwemt meta-eval extract --human mqm_ted_ende.tsv --out ted/
+  mwemt meta-eval extract --human sxs_mqm_generalMT2023_zhen.3ratingsPerSegment.tsv.tar.gz \\
+      --source-text generaltest2023.zh-en.src.zh --reference-text generaltest2023.zh-en.ref.refA.en --out wmt23/"""
+
+
+def _human_args(p: argparse.ArgumentParser, required: bool) -> None:
+    p.add_argument("--human", required=required, metavar="PATH", help="human judgments (see formats below)")
+    p.add_argument("--human-format", default="auto", metavar="FORMAT",
+                   choices=("auto", "tsv", "wmt-mqm-avg", "wmt-mqm-errors", "marot-sxs"),
+                   help="format of --human (default: %(default)s: from the header)")
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.epilog = EPILOG
-    p.add_argument("--human", required=True, help="human scores: system<TAB>seg_id<TAB>score")
+    _human_args(p, required=False)
     p.add_argument("--human-lower-better", action="store_true",
-                   help="the human score is an error score (e.g. MQM): negate it so higher is better")
-    p.add_argument("--metric", action="append", required=True, metavar="[NAME=]PATH",
+                   help="tsv only: the human score is an error score (e.g. MQM): negate it so higher is better")
+    p.add_argument("--mqm-weights", default="freitag2021", metavar="SCHEME|FILE",
+                   help="weights of MQM errors: freitag2021, marot or a rules file (default: %(default)s)")
+    p.add_argument("--metric", action="append", metavar="[NAME=]PATH",
                    help="metric scores, repeatable (name defaults to the file name without .seg.tsv/.tsv)")
     p.add_argument("--metric-lower-better", action="append", default=[], metavar="NAME",
                    help="negate this metric (an error rate such as TER); repeatable")
@@ -40,6 +87,18 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="write JSON with provenance instead of a table")
     p.add_argument("--output", "-o", default="-", help="output file, written atomically (default: stdout)")
+    sub = p.add_subparsers(dest="action", metavar="[extract]", required=False)
+    e = sub.add_parser("extract", help="write the texts of an MQM file as files for `mwemt score`",
+                       description="Write the sources, references and hypotheses an MQM file carries as "
+                                   "line-aligned files, with the segment ids in ids.txt.",
+                       epilog=EXTRACT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _human_args(e, required=True)
+    e.add_argument("--out", "-o", required=True, metavar="DIR", help="output directory")
+    e.add_argument("--reference-system", metavar="NAME",
+                   help="the rated system whose translations are the references, or 'none' "
+                        "(default: the one system named like ref, ref-A...)")
+    e.add_argument("--source-text", metavar="PATH", help="source text, one segment per line, to find segments in")
+    e.add_argument("--reference-text", metavar="PATH", help="references parallel to --source-text")
 
 
 def _metric_name(spec: str) -> tuple[str, str]:
@@ -55,11 +114,20 @@ def _metric_name(spec: str) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "extract":
+        return _extract(args)
+    return _meta_eval(args)
+
+
+def _meta_eval(args: argparse.Namespace) -> int:
+    from mwemt.evaluate.human_scores import MqmWeights, load_human_scores
     from mwemt.evaluate.meta_eval import build_grid, meta_evaluate, read_segment_scores
     from mwemt.evaluate.report import format_meta_table
     from mwemt.fileio import atomic_write
     from mwemt.provenance import manifest, write_json
 
+    if not args.human or not args.metric:
+        raise MwemtError("give --human and at least one --metric (or the extract action); see --help")
     if args.bootstrap < 0:
         raise MwemtError("--bootstrap must be 0 or more")
     metrics = [_metric_name(s) for s in args.metric]
@@ -69,22 +137,101 @@ def run(args: argparse.Namespace) -> int:
     unknown = set(args.metric_lower_better) - set(names)
     if unknown:
         raise MwemtError(f"--metric-lower-better names unknown metric(s): {', '.join(sorted(unknown))}")
-    human = read_segment_scores(args.human, negate=args.human_lower_better)
+    human = load_human_scores(args.human, args.human_format, lower_better=args.human_lower_better,
+                              weights=MqmWeights.load(args.mqm_weights))
+    for w in human.warnings:
+        flag = "drop --human-lower-better" if args.human_lower_better else "pass --human-lower-better"
+        print(f"mwemt meta-eval: warning: {w} ({flag})", file=sys.stderr)
+    human_scores = human.oriented()
     results = []
     for name, path in metrics:
         scores = read_segment_scores(path, negate=name in args.metric_lower_better)
-        grid = build_grid(human, scores, exclude_systems=args.exclude_system)
+        grid = build_grid(human_scores, scores, exclude_systems=args.exclude_system)
         if not grid.valid.any():
             raise MwemtError(f"{path}: no (system, seg_id) pair in common with {args.human}")
-        res = meta_evaluate(grid, name, n_bootstrap=args.bootstrap, seed=args.seed)
-        results.append(res)
+        results.append(meta_evaluate(grid, name, n_bootstrap=args.bootstrap, seed=args.seed))
     if args.json:
         config = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "output"}
         inputs = {"human": args.human, **{f"metric:{n}": p for n, p in metrics}}
+        if human.weights and human.weights.startswith("file:"):
+            inputs["mqm_weights"] = args.mqm_weights
         write_json(args.output, {"results": [r.as_dict() for r in results],
+                                 "human": {"format": human.format, "orientation": human.orientation,
+                                           "mqm_weights": human.weights, "warnings": human.warnings},
                                  "orientation": "higher is better for every score (error scores negated)",
                                  "provenance": manifest("meta-eval", inputs=inputs, config=config, seed=args.seed)})
     else:
         with atomic_write(args.output) as fh:
-            fh.write(format_meta_table(results))
+            fh.write(human.describe() + "\n\n" + format_meta_table(results))
     return 0
+
+
+def _extract(args: argparse.Namespace) -> int:
+    from mwemt.fileio import read_lines
+    from mwemt.judgements import (
+        build_extract,
+        check_human_format,
+        collect_texts,
+        guess_reference_system,
+        match_source_lines,
+        read_mqm_ratings,
+        write_extract,
+    )
+    from mwemt.provenance import manifest, write_json
+
+    if args.reference_text and not args.source_text:
+        raise MwemtError("--reference-text needs --source-text: segments are matched to its lines by source text")
+    fmt = check_human_format(args.human, args.human_format)
+    texts = collect_texts(read_mqm_ratings(args.human, fmt), args.human)
+    if args.reference_text and args.reference_system not in (None, "none"):
+        raise MwemtError("give --reference-system or --reference-text, not both")
+    if args.reference_text or args.reference_system == "none":
+        ref_system = None
+    else:
+        ref_system = args.reference_system or guess_reference_system(texts.systems)
+    line_match = None
+    if args.source_text:
+        line_match = match_source_lines(texts, read_lines(args.source_text), args.source_text)
+    extract = build_extract(texts, reference_system=ref_system, line_match=line_match,
+                            reference_lines=read_lines(args.reference_text) if args.reference_text else None)
+    paths = write_extract(args.out, extract)
+    inputs = {"human": args.human}
+    for key in ("source_text", "reference_text"):
+        if getattr(args, key):
+            inputs[key] = getattr(args, key)
+    counts = {"segments": len(extract.ids), "systems": len(extract.hypotheses), "format": fmt,
+              "segments_left_out": len(extract.left_out), "reference": extract.reference_from,
+              "whitespace_variants": texts.whitespace_variants}
+    if line_match is not None:
+        counts.update(source_lines_exact=line_match.exact, source_lines_whitespace=line_match.whitespace,
+                      source_lines_by_document=line_match.by_document)
+    write_json(Path(args.out) / "manifest.json", manifest(
+        "meta-eval-extract", inputs=inputs, config={k: v for k, v in vars(args).items() if not k.startswith("_")},
+        counts=counts, files={k: str(v) for k, v in paths.items()}, left_out=extract.left_out))
+    _report_extract(args, extract, texts, line_match, paths)
+    return 0
+
+
+def _report_extract(args, extract, texts, line_match, paths) -> None:
+    from mwemt.judgements import REFERENCE_SYSTEM
+
+    say = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    say(f"{args.human}: {len(texts.ids)} segments, {len(texts.systems)} systems; wrote {len(extract.ids)} "
+        f"segments x {len(extract.hypotheses)} systems to {args.out} (references: {extract.reference_from})")
+    if extract.left_out:
+        say(f"left out {len(extract.left_out)} segments that not every system has, e.g. "
+            f"{next(iter(extract.left_out))} (see manifest.json)")
+    if texts.whitespace_variants:
+        say(f"{texts.whitespace_variants} items were shown to raters with whitespace-only differences; "
+            "the most frequent text is kept")
+    if line_match is not None:
+        say(f"sources found in {args.source_text}: {line_match.exact} exactly, {line_match.whitespace} ignoring "
+            f"whitespace, {line_match.by_document} of them on several lines placed by their document")
+    if extract.references is None:
+        named = [s for s in texts.systems if REFERENCE_SYSTEM.match(s)]
+        say("no references written: " + (f"several systems are named like one ({', '.join(named)}); "
+            if named else "") + "name one with --reference-system, or give --source-text and --reference-text")
+    if "testset" in paths:
+        hyps = " ".join(f"--hyp {shlex.quote(s + '=' + str(paths['hyp:' + s]))}" for s in extract.hypotheses)
+        print(f"mwemt score --testset {shlex.quote(str(paths['testset']))} {hyps} "
+              f"--metrics bleu,chrf --sentence-scores {shlex.quote(str(Path(args.out) / 'seg'))}")

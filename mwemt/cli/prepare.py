@@ -1,4 +1,4 @@
-"""`mwemt prepare`: binarise segmented text and its factor streams for fairseq."""
+"""`mwemt prepare`: binarize segmented text and its factor streams for fairseq."""
 
 from __future__ import annotations
 

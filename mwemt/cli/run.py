@@ -6,7 +6,7 @@ import argparse
 import sys
 
 DESCRIPTION = """\
-Run an experiment grid from a YAML config: build the (augmented) corpora, annotate, segment, binarise,
+Run an experiment grid from a YAML config: build the (augmented) corpora, annotate, segment, binarize,
 train every system, translate every test set and score them all against the baseline with a paired
 bootstrap. Every stage is cached by the content hash of its inputs and its configuration, so a rerun
 skips finished work, a changed input reruns exactly what depends on it, and an interrupted run
@@ -37,37 +37,44 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="override a config value, e.g. --set train.max_epoch=3 (repeatable; YAML values)")
     p.add_argument("--systems", help="comma-separated subset of the config's systems (the baseline is always run)")
     p.add_argument("--no-plot", action="store_true", help="do not draw results.png")
-    p.add_argument("--dry-run", action="store_true", help="print the resolved config as JSON and exit")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check the config, print it resolved (every default, every system's sections) as JSON "
+                        "and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars (stage lines are still printed)")
 
 
 def run_config(args: argparse.Namespace, config_path: str, default_run_dir: str | None = None) -> int:
-    """Shared by `mwemt run` and `mwemt demo`."""
-    import json
+    """Shared by `mwemt run` and `mwemt demo`: the whole config is checked before any stage runs."""
     from pathlib import Path
 
-    from mwemt.errors import MwemtError
-    from mwemt.experiments.config import load_config
-    from mwemt.experiments.experiment import run_experiment
+    from mwemt.experiments.config import load_config, require_tests
+    from mwemt.experiments.experiment import ordered_systems, run_experiment
     from mwemt.experiments.results import format_markdown
 
     cfg = load_config(config_path, args.overrides)
-    if args.dry_run:
-        print(json.dumps(cfg, indent=2, ensure_ascii=False))
-        return 0
+    require_tests(cfg)
     systems = None
     if getattr(args, "systems", None):
-        systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-        unknown = [s for s in systems if s not in cfg["systems"]]
-        if unknown:
-            raise MwemtError(f"--systems: {', '.join(unknown)} not in the config (has {', '.join(cfg['systems'])})")
-    run_dir = Path(args.run_dir or default_run_dir or Path("runs") / cfg["name"])
-    print(f"mwemt run: {cfg['name']} -> {run_dir}", file=sys.stderr)
+        systems = ordered_systems(cfg, [s.strip() for s in args.systems.split(",") if s.strip()])
+    if args.dry_run:
+        print_config(cfg)
+        return 0
+    run_dir = Path(args.run_dir or default_run_dir or Path("runs") / cfg.name)
+    print(f"mwemt run: {cfg.name} -> {run_dir}", file=sys.stderr)
     results = run_experiment(cfg, run_dir, systems=systems, progress=not args.quiet, plot=not args.no_plot)
     print(format_markdown(results))
     print(f"results: {run_dir / 'results.md'} (.json .csv .png); manifest: {run_dir / 'manifest.json'}",
           file=sys.stderr)
     return 0
+
+
+def print_config(cfg) -> None:
+    """The resolved config as JSON: every default filled in, every system's sections resolved."""
+    import json
+
+    from mwemt.schema import to_plain
+
+    print(json.dumps(to_plain(cfg), indent=2, ensure_ascii=False))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,11 +6,11 @@ import argparse
 import logging
 from pathlib import Path
 
-from mwemt.errors import InputError, MwemtError
+from mwemt.errors import MwemtError
 
 EPILOG = """\
 metrics (--metrics, comma-separated):
-  bleu, chrf, chrf++   sacrebleu on detokenised text, case-sensitive (sacrebleu signatures)
+  bleu, chrf, chrf++   sacrebleu on detokenized text, case-sensitive (sacrebleu signatures)
   mwe                  MWE score (Zaninello & Birch 2020): needs --testset with MWE reference translations
   tesla                TESLA-like n-gram matching (lemmas; synonyms and POS with WordNet for English)
   tesla-comp           ... unmatched reference MWEs weighted by their compositionality (--compositionality)
@@ -29,30 +29,35 @@ examples:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    from mwemt.evaluate.bootstrap import DEFAULT_SAMPLES, DEFAULT_SEED
+    from mwemt.evaluate.mwe_score import AVERAGES
+
     p.epilog = EPILOG
     p.add_argument("--hyp", action="append", required=True, metavar="[NAME=]PATH",
                    help="hypothesis file, repeat for several systems (the first is the baseline)")
     p.add_argument("--ref", help="reference file (default: the test set's references)")
     p.add_argument("--testset", help="MWE-annotated test set (JSONL), needed by the mwe metric")
     p.add_argument("--metrics", default="bleu,chrf", help="comma-separated metrics (default: %(default)s)")
-    p.add_argument("--lang", default="en", help="target language for tokenisation and lemmas (default: %(default)s)")
+    p.add_argument("--lang", default="en", help="target language for tokenization and lemmas (default: %(default)s)")
     p.add_argument("--lowercase", action="store_true", help="BLEU/chrF: lowercase (default: case-sensitive)")
     p.add_argument("--mwe-case-sensitive", action="store_true",
                    help="MWE score: compare words case-sensitively (default: case-insensitive)")
-    p.add_argument("--mwe-average", choices=("sentence", "mwe"), default="sentence",
+    p.add_argument("--mwe-average", choices=AVERAGES, default="sentence",
                    help="MWE score: mean over sentences with MWEs, or over all MWEs as the published scorer "
                         "(default: %(default)s)")
     p.add_argument("--hyp-tokenized", action="store_true",
-                   help="MWE score: hypotheses are already tokenised (split on spaces, no Moses)")
+                   help="MWE score: hypotheses are already tokenized (split on spaces, no Moses)")
     p.add_argument("--align", action="append", metavar="PATH",
                    help="MWE score: Pharaoh i-j alignments source->hypothesis, one file per --hyp in order; "
                         "restricts the search to the aligned hypothesis words")
     p.add_argument("--compositionality", help="TESLA: mwe<TAB>score TSV of target-language MWE compositionality")
-    p.add_argument("--tesla-lexicon", help="TESLA: target-language MWE lexicon (any `mwemt annotate` format)")
+    p.add_argument("--tesla-lexicon", help="TESLA: target-language MWE lexicon (any `mwemt annotate` format; "
+                                           "the target side of bilingual ones)")
     p.add_argument("--no-wordnet", action="store_true", help="TESLA: do not use WordNet even for English")
     p.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling against the first system")
-    p.add_argument("--bs-samples", type=int, default=1000, help="bootstrap resamples (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default: %(default)s, as sacrebleu)")
+    p.add_argument("--bs-samples", type=int, default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help="bootstrap seed (default: %(default)s, as sacrebleu)")
     p.add_argument("--json", action="store_true", help="write JSON (scores, signatures, provenance)")
     p.add_argument("--sentence-scores", metavar="DIR",
                    help="also write DIR/<metric>.seg.tsv with system<TAB>seg_id<TAB>score lines "
@@ -61,7 +66,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--width", type=int, default=1, help="decimals in the table (default: %(default)s)")
 
 
+# the option that provides each input a metric may miss (`MissingInputError.needs`)
+INPUT_OPTIONS = {"ref": "--ref, or --testset with references", "testset": "--testset"}
+
+
 def _systems(specs: list[str]) -> list[tuple[str, str]]:
+    """(name, path) per --hyp: NAME=PATH, else the file name (the whole path if two share a name)."""
     out = []
     for spec in specs:
         name, sep, path = spec.partition("=")
@@ -76,101 +86,73 @@ def _systems(specs: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def run(args: argparse.Namespace) -> int:
-    from mwemt.evaluate.mwe_score import AlignmentError, read_alignments
-    from mwemt.evaluate.report import format_score_table, score_run_dict
-    from mwemt.evaluate.scoring import MetricOptions, parse_metric_names, score_systems
-    from mwemt.fileio import atomic_write, read_lines, write_lines
-    from mwemt.formats import read_testset
-    from mwemt.provenance import manifest, write_json
-
-    metrics = parse_metric_names(args.metrics)
-    if not args.verbose:
-        logging.getLogger("sacrebleu").setLevel(logging.WARNING)  # its paired test logs every step
-    systems = _systems(args.hyp)
+def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
     if args.bs_samples < 1:
         raise MwemtError("--bs-samples must be at least 1")
-    items = read_testset(args.testset) if args.testset else None
-    if args.ref:
-        refs = read_lines(args.ref)
-        ref_source = args.ref
-    elif items is not None:
-        refs = [it.reference for it in items]
-        ref_source = args.testset
-    else:
-        refs = None
-        ref_source = None
-    n = len(items) if items is not None else len(refs) if refs is not None else None
-    if refs is not None and items is not None and len(refs) != len(items):
-        raise InputError(f"{len(refs)} reference lines but the test set has {len(items)} sentences", args.ref,
-                         expected="one reference line per test-set sentence")
-    if n == 0:
-        raise InputError("no sentences", ref_source, expected="one reference sentence per line")
-    hyps = []
-    for name, path in systems:
-        lines = read_lines(path)
-        if n is not None and len(lines) != n:
-            raise InputError(f"{len(lines)} lines but {ref_source} has {n} sentences", path,
-                             expected="one hypothesis line per reference sentence")
-        if not lines:
-            raise InputError("no sentences", path, expected="one hypothesis per line")
-        n = len(lines)
-        hyps.append((name, lines))
-    alignments = None
-    if args.align:
-        if "mwe" not in metrics:
-            raise MwemtError("--align only affects the mwe metric; add it to --metrics")
-        if len(args.align) != len(systems):
-            raise MwemtError(f"{len(args.align)} --align files for {len(systems)} --hyp files; give one per system")
-        alignments = []
-        for path, (_, lines) in zip(args.align, hyps):
-            a = read_alignments(path)
-            if len(a) != len(lines):
-                raise InputError(f"{len(a)} alignment lines but {len(lines)} hypotheses", path,
-                                 expected="one alignment line per hypothesis")
-            alignments.append(a)
-    lexicon = None
-    if args.tesla_lexicon:
-        from mwemt.preprocess.lexicon import load_lexicon
+    if args.width < 0:
+        raise MwemtError("--width must be 0 or more")
+    if args.align and "mwe" not in metrics:
+        raise MwemtError("--align only affects the mwe metric; add it to --metrics")
+    if args.align and len(args.align) != len(args.hyp):
+        raise MwemtError(f"{len(args.align)} --align files for {len(args.hyp)} --hyp files; give one per system")
 
-        lexicon = load_lexicon(args.tesla_lexicon, lang=args.lang)
-    opts = MetricOptions(lang=args.lang, lowercase=args.lowercase, mwe_case_sensitive=args.mwe_case_sensitive,
+
+def _metric_options(args: argparse.Namespace):
+    from mwemt.evaluate.registry import MetricOptions
+
+    return MetricOptions(lang=args.lang, lowercase=args.lowercase, mwe_case_sensitive=args.mwe_case_sensitive,
                          mwe_average=args.mwe_average, mwe_pretokenized=args.hyp_tokenized,
-                         compositionality=args.compositionality, tesla_lexicon=lexicon,
                          tesla_wordnet=not args.no_wordnet)
-    try:
-        result = score_systems(hyps, metrics, opts, refs=refs, mwes=[it.mwes for it in items] if items else None,
-                               alignments=alignments, sentence_level=bool(args.sentence_scores),
-                               paired_bs=args.paired_bs, n_samples=args.bs_samples, seed=args.seed)
-    except AlignmentError as exc:
-        path = args.align[exc.system] if args.align and exc.system is not None else None
-        raise InputError(exc.message, path, exc.sentence,
-                         expected="hypothesis indices below the number of Moses tokens of the hypothesis") from None
 
-    if args.sentence_scores:
-        ids = [it.id for it in items] if items is not None else [str(i) for i in range(1, (n or 0) + 1)]
-        for r in result.metrics:
-            rows = ["system\tseg_id\tscore"]
-            for name, score in zip(result.systems, r.scores):
-                for seg, s in zip(ids, score.sentence_scores or []):
-                    rows.append(f"{name}\t{seg}\t{'None' if s is None else f'{s:.6f}'}")
-            write_lines(Path(args.sentence_scores) / f"{r.key}.seg.tsv", rows)
+
+def _score(args: argparse.Namespace, inputs, metrics: list[str]):
+    from mwemt.evaluate.bootstrap import BootstrapSettings
+    from mwemt.evaluate.inputs import MissingInputError
+    from mwemt.evaluate.scoring import score_systems
+
+    bootstrap = BootstrapSettings(args.bs_samples, args.seed) if args.paired_bs else None
+    try:
+        return score_systems(inputs, metrics, _metric_options(args), sentence_level=bool(args.sentence_scores),
+                             bootstrap=bootstrap)
+    except MissingInputError as exc:
+        raise MwemtError(f"{exc}: give {INPUT_OPTIONS.get(exc.needs, exc.needs)}") from None
+
+
+def _write_sentence_scores(run, directory: str) -> None:
+    from mwemt.evaluate.report import sentence_score_rows
+    from mwemt.fileio import write_lines
+
+    for result in run.metrics:
+        write_lines(Path(directory) / f"{result.key}.seg.tsv", sentence_score_rows(run, result))
+
+
+def _write_output(args: argparse.Namespace, run, inputs) -> None:
+    from mwemt.evaluate.report import format_score_table, score_run_dict
+    from mwemt.fileio import atomic_write
+    from mwemt.provenance import manifest, write_json
 
     if args.json:
-        inputs = {f"hyp:{name}": path for name, path in systems}
-        if args.ref:
-            inputs["ref"] = args.ref
-        if args.testset:
-            inputs["testset"] = args.testset
-        for k, path in enumerate(args.align or []):
-            inputs[f"align:{systems[k][0]}"] = path
-        if args.compositionality:
-            inputs["compositionality"] = args.compositionality
         config = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "output"}
-        obj = score_run_dict(result)
-        obj["provenance"] = manifest("score", inputs=inputs, config=config, seed=args.seed)
+        obj = score_run_dict(run)
+        obj["provenance"] = manifest("score", inputs=inputs.sources, config=config, seed=args.seed)
         write_json(args.output, obj)
     else:
         with atomic_write(args.output) as fh:
-            fh.write(format_score_table(result, args.width))
+            fh.write(format_score_table(run, args.width))
+
+
+def run(args: argparse.Namespace) -> int:
+    from mwemt.evaluate.inputs import load_score_inputs
+    from mwemt.evaluate.registry import parse_metric_names
+
+    metrics = parse_metric_names(args.metrics)
+    _check_arguments(args, metrics)
+    if not args.verbose:
+        logging.getLogger("sacrebleu").setLevel(logging.WARNING)
+    inputs = load_score_inputs(_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=args.align,
+                               lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang)
+    result = _score(args, inputs, metrics)
+    if args.sentence_scores:
+        _write_sentence_scores(result, args.sentence_scores)
+    _write_output(args, result, inputs)
     return 0

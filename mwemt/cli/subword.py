@@ -1,4 +1,4 @@
-"""`mwemt subword train|apply|decode`: sentencepiece on pretokenised text, factors carried onto pieces."""
+"""`mwemt subword train|apply|decode`: sentencepiece on pretokenized text, factors carried onto pieces."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from mwemt.errors import MwemtError
+from mwemt.preprocess.subword import IOB_MODES, MODEL_TYPES
 
 EPILOG = """\
 examples:
@@ -21,7 +22,7 @@ examples:
   mwemt subword apply --model spm.src.model -i train.iob.en -o train.sp.iob.en --factors 3 --subword-iob bio
   mwemt subword decode --model spm.model -i hyp.sp.it -o hyp.it
 
-Input is pretokenised text (tokens separated by spaces); '_' is an ordinary character, so
+Input is pretokenized text (tokens separated by spaces); '_' is an ordinary character, so
 words-with-spaces tokens (walked_off) and the escapes &#124; &#95; &amp; round-trip exactly.
 'decode' inverts 'apply' exactly for plain text. Use '-' for stdin/stdout."""
 
@@ -32,17 +33,17 @@ def configure(p: argparse.ArgumentParser) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
 
     t = sub.add_parser("train", help="train a sentencepiece model (joint or one per input)",
-                       description="Train sentencepiece on pretokenised text (identity normalisation, "
+                       description="Train sentencepiece on pretokenized text (identity normalization, "
                                    "byte fallback, factor escapes kept whole).",
                        epilog=EPILOG, formatter_class=fmt)
-    t.add_argument("--input", "-i", nargs="+", required=True, help="training files (pretokenised)")
+    t.add_argument("--input", "-i", nargs="+", required=True, help="training files (pretokenized)")
     t.add_argument("--model-prefix", "-m", required=True,
                    help="output prefix: PREFIX.model, PREFIX.vocab, PREFIX.manifest.json")
     t.add_argument("--joint", action="store_true",
                    help="one model on all inputs; without it each input gets PREFIX.<suffix>.model, "
                         "the suffix being the input's extension (train.en -> PREFIX.en.model)")
     t.add_argument("--vocab-size", type=int, default=8000, help="pieces in the vocabulary (default: %(default)s)")
-    t.add_argument("--model-type", default="bpe", choices=("bpe", "unigram"), help="(default: %(default)s)")
+    t.add_argument("--model-type", default="bpe", choices=MODEL_TYPES, help="(default: %(default)s)")
     t.add_argument("--seed", type=int, default=1, help="random seed, used for sampling (default: %(default)s)")
     t.add_argument("--character-coverage", type=float, default=1.0,
                    help="share of characters covered by the vocabulary (default: %(default)s)")
@@ -62,22 +63,22 @@ def configure(p: argparse.ArgumentParser) -> None:
     t.add_argument("--threads", type=int, default=1,
                    help="training threads; unigram results depend on it (default: %(default)s)")
 
-    a = sub.add_parser("apply", help="segment pretokenised (factored) text into pieces",
-                       description="Segment pretokenised text; with --factors N every piece gets its "
+    a = sub.add_parser("apply", help="segment pretokenized (factored) text into pieces",
+                       description="Segment pretokenized text; with --factors N every piece gets its "
                                    "word's factors, checked line by line.", epilog=EPILOG, formatter_class=fmt)
     a.add_argument("--model", required=True, help="PREFIX.model from 'mwemt subword train'")
     a.add_argument("--input", "-i", default="-", help="input file (default: stdin)")
     a.add_argument("--output", "-o", default="-", help="output file, written atomically (default: stdout)")
     a.add_argument("--factors", type=int, default=1,
                    help="factors per token, the first being the surface (default: 1 = plain text)")
-    a.add_argument("--subword-iob", default="copy", choices=("copy", "bio"),
+    a.add_argument("--subword-iob", default="copy", choices=IOB_MODES,
                    help="copy: every piece keeps the word's tag; bio: continuation pieces become I "
                         "(B -> B I I, I -> I I I, O -> O O O) (default: %(default)s)")
     a.add_argument("--tag-index", type=int, default=None,
                    help="0-based factor holding the IOB tag (default: the last factor)")
     a.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary on stderr")
 
-    d = sub.add_parser("decode", help="pieces back to pretokenised text",
+    d = sub.add_parser("decode", help="pieces back to pretokenized text",
                        description="Join pieces back into tokens (exact inverse of apply on plain text).",
                        epilog=EPILOG, formatter_class=fmt)
     d.add_argument("--model", required=True, help="PREFIX.model the pieces came from")
@@ -105,12 +106,12 @@ def run(args: argparse.Namespace) -> int:
             jobs = [([p], pre) for p, pre in zip(args.input, _separate_prefixes(args.input, args.model_prefix))]
         for inputs, prefix in jobs:
             model = SubwordModel.train(
-                inputs, prefix, vocab_size=args.vocab_size, model_type=args.model_type, seed=args.seed,
+                inputs, vocab_size=args.vocab_size, model_type=args.model_type, seed=args.seed,
                 character_coverage=args.character_coverage, input_sentence_size=args.input_sentence_size,
                 factored=args.factored, byte_fallback=not args.no_byte_fallback, num_threads=args.threads,
                 split_by_unicode_script=not args.no_split_by_unicode_script, progress=not args.quiet,
-                user_defined_symbols=args.user_defined_symbols,
-                manifest_fields={"joint": len(inputs) > 1})
+                user_defined_symbols=args.user_defined_symbols)
+            model.save(prefix, manifest_fields={"joint": len(inputs) > 1})
             print(f"mwemt subword train: {model.path} ({model.model_type}, {model.vocab_size} pieces, "
                   f"sha256 {model.sha256[:12]}) from {' + '.join(inputs)}", file=sys.stderr)
         return 0

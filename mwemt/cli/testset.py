@@ -1,9 +1,34 @@
-"""`mwemt testset`: build MWE-annotated test sets (JSONL of TestItem records)."""
+"""`mwemt testset`: build MWE-annotated test sets (JSONL of TestItem records).
+
+``build`` makes one from any parallel text (lexicon MWEs, reference translations by word
+alignment); ``from-ted`` converts the human TED EN-IT annotation.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+BUILD_EPILOG = """\
+examples:
+  mwemt augment split --tsv eng-ita.anki.tsv --out data/tatoeba
+  mwemt testset build --src data/tatoeba/test.en --tgt data/tatoeba/test.it \\
+      --lexicon oewn_english_mwe_lemmas.tsv --extra data/tatoeba/train.en data/tatoeba/train.it \\
+      --extra-max 50000 -o tatoeba.mwe.jsonl --report tatoeba.mwe.report.json
+  mwemt testset build --tsv pairs.tsv --lexicon lex.txt --max-gap 2 --extra-tsv big.tsv -o test.jsonl
+  mwemt score --hyp system.it --testset tatoeba.mwe.jsonl --metrics mwe --lang it
+
+Source MWEs come from the same annotator as `mwemt annotate` (same --lexicon, --lexicon-format,
+--lemmatizer, --max-gap, --lang). Each MWE's reference translation is the target words aligned to
+its tokens, in target order, with unlinked words inside the span kept and "..." where words
+aligned elsewhere interrupt it. MWEs whose translation looks unusable are dropped and counted:
+unaligned (no word linked), span_too_long (first to last word spans more than
+--max-span-factor x MWE length + --max-span-slack tokens), scattered (more than --max-gaps gaps).
+
+Each item: id = the input line number, source and reference = Moses tokens joined by spaces
+(MWE indices point into source.split(), reference_indices into reference.split()), mwes with
+name (lexicon form), lemma, surface, category and reference, and meta with the line, the
+alignment (Pharaoh), filtered MWEs and the raw input lines."""
 
 EPILOG = """\
 example (the TED EN-IT annotation of Monti et al., as flattened in test_ted.mwe_pairs.tsv):
@@ -13,7 +38,7 @@ example (the TED EN-IT annotation of Monti et al., as flattened in test_ted.mwe_
       --ted-source $D/datasets/test/test_ted.en --ted-reference $D/datasets/test/test_ted.txt \\
       --all-sentences --out ted.all.jsonl --report ted.report.json
 
-One JSON object per sentence: id, source (tokenised, as in the table), reference, mwes (indices into
+One JSON object per sentence: id, source (tokenized, as in the table), reference, mwes (indices into
 source.split(), lemma, reference = the annotated Italian MWE translation, surface), and meta with
 snt_id, mt_it and mwe_checks (one per MWE, in order: the human checks ref_check, correct,
 mwe_mt_it, mt_check, their Y/N as ref_ok/mt_ok, and how the MWE was found). MWEs that cannot be
@@ -23,11 +48,16 @@ found in the source are listed on stderr, in the report and in meta.unlocated.""
 def configure(p: argparse.ArgumentParser) -> None:
     from mwemt.preprocess.testset import DEFAULT_MAX_GAP
 
-    p.epilog = EPILOG
+    p.epilog = BUILD_EPILOG + "\n\n" + EPILOG
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    _configure_build(sub.add_parser(
+        "build", help="JSONL test set from parallel text: lexicon MWEs, translations by word alignment",
+        description="Build a JSONL MWE test set from parallel text: annotate the source with an MWE lexicon "
+                    "and take each MWE's reference translation from a word alignment (eflomal).",
+        epilog=BUILD_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter))
     t = sub.add_parser("from-ted", help="JSONL test set from the TED MWE pairs table",
                        description="Build a JSONL MWE test set from the TED annotation table, locating every "
-                                   "annotated MWE in its tokenised source sentence.",
+                                   "annotated MWE in its tokenized source sentence.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--pairs", required=True, help="test_ted.mwe_pairs.tsv (header + 11 TAB columns)")
     t.add_argument("--out", "-o", required=True, help="output JSONL (written atomically)")
@@ -46,7 +76,119 @@ def configure(p: argparse.ArgumentParser) -> None:
     t.add_argument("--quiet", "-q", action="store_true", help="no list of unlocated MWEs on stderr")
 
 
+def _configure_build(b: argparse.ArgumentParser) -> None:
+    from mwemt.cli.align import add_aligner_arguments
+    from mwemt.formats import LEXICON_FORMATS
+    from mwemt.preprocess.aligned_testset import ReferenceFilters
+    from mwemt.preprocess.lemmatize import BACKENDS
+
+    src = b.add_argument_group("input (--src and --tgt, or --tsv)")
+    src.add_argument("--src", help="source sentences, one per line (raw text unless --pretokenized)")
+    src.add_argument("--tgt", help="target sentences (references), line-aligned with --src")
+    src.add_argument("--tsv", help="source<TAB>target lines instead of --src/--tgt")
+    b.add_argument("--out", "-o", required=True, help="output JSONL (written atomically)")
+    b.add_argument("--report", help="write counts, filtered examples, settings and input hashes as JSON")
+    ann = b.add_argument_group("source MWEs (as `mwemt annotate`)")
+    ann.add_argument("--lexicon", "-l", required=True, help="MWE lexicon file")
+    ann.add_argument("--lexicon-format", default="auto", choices=LEXICON_FORMATS,
+                     help="lexicon file format (default: auto)")
+    ann.add_argument("--lang", default="en", help="source language (default: %(default)s)")
+    ann.add_argument("--tgt-lang", default="it", help="target language (default: %(default)s)")
+    ann.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
+                     help="lemmatizer backend (default: %(default)s)")
+    ann.add_argument("--max-gap", type=int, default=0,
+                     help="most tokens between two MWE components; 0 = contiguous only (default: 0)")
+    ann.add_argument("--pretokenized", action="store_true",
+                     help="both sides are tokenized: split on spaces, no Moses tokenization")
+    filt = b.add_argument_group("filters for unusable alignments")
+    defaults = ReferenceFilters()
+    filt.add_argument("--max-span-factor", type=float, default=defaults.max_span_factor,
+                      help="drop an MWE whose translation spans more than FACTOR x its length + SLACK target "
+                           "tokens (default: %(default)s)")
+    filt.add_argument("--max-span-slack", type=int, default=defaults.max_span_slack, help="(default: %(default)s)")
+    filt.add_argument("--max-gaps", type=int, default=defaults.max_gaps,
+                      help="drop an MWE whose translation has more gaps (default: %(default)s)")
+    b.add_argument("--all-sentences", action="store_true",
+                   help="one item per input pair, also without MWEs (default: only pairs that keep an MWE)")
+    b.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+    add_aligner_arguments(b)
+
+
+def annotator_from_args(args: argparse.Namespace):
+    """The `Annotator` of `mwemt annotate`, from the same arguments."""
+    from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
+
+    return build_annotator(AnnotatorConfig(lang=args.lang, lexicon=(args.lexicon,), lexicon_format=args.lexicon_format,
+                                           lemmatizer=args.lemmatizer, max_gap=args.max_gap,
+                                           pretokenized=args.pretokenized))
+
+
+def _read_build_pairs(args: argparse.Namespace) -> list[tuple[int, str, str]]:
+    """(line number, source, target) of the non-empty input pairs; and how many were empty."""
+    from mwemt.errors import MwemtError
+    from mwemt.fileio import iter_parallel
+
+    if bool(args.tsv) == bool(args.src or args.tgt) or (args.src and not args.tgt) or (args.tgt and not args.src):
+        raise MwemtError("give --src and --tgt, or --tsv")
+    if args.tsv:
+        from mwemt.augment.corpus import iter_tsv_pairs
+
+        return list(iter_tsv_pairs(args.tsv))
+    return [(k, s, t) for k, (s, t) in enumerate(iter_parallel(args.src, args.tgt, allow_empty=True), 1)]
+
+
+def _run_build(args: argparse.Namespace) -> int:
+    import time
+
+    from mwemt.cli.align import aligner_settings, extra_inputs, read_extra_args
+    from mwemt.formats import write_testset
+    from mwemt.preprocess.align import align_directional, signature, tokenize_side
+    from mwemt.preprocess.aligned_testset import ReferenceFilters, build_aligned_testset
+    from mwemt.provenance import manifest, write_json
+
+    started = time.perf_counter()
+    filters = ReferenceFilters(args.max_span_factor, args.max_span_slack, args.max_gaps)
+    annotator = annotator_from_args(args)
+    rows = _read_build_pairs(args)
+    kept = [r for r in rows if r[1].strip() and r[2].strip()]
+    sentences = [annotator.annotate_text(s) for _, s, _ in kept]
+    tgt = tokenize_side([t for _, _, t in kept], args.tgt_lang, args.pretokenized)
+    src = [s.tokens for s in sentences]
+    extra = read_extra_args(args, args.lang, args.tgt_lang)
+    config, cache = aligner_settings(args)
+    aligned = align_directional(src, tgt, extra=extra, config=config, cache_dir=cache)
+    links = aligned.symmetrized(src, tgt, args.symmetrization)
+    items, report = build_aligned_testset(
+        sentences, tgt, links, [k for k, _, _ in kept], tgt_lang=args.tgt_lang, filters=filters,
+        all_sentences=args.all_sentences,
+        raw=None if args.pretokenized else [(s, t) for _, s, t in kept], unaligned_pairs=aligned.skipped)
+    report.pairs = len(rows)
+    report.empty_pairs = len(rows) - len(kept)
+    write_testset(args.out, items)
+    seconds = time.perf_counter() - started
+    sig = signature(config, args.symmetrization, len(extra[0]) if extra else 0)
+    if not args.quiet:
+        print(report.summary() + f"; written to {args.out} in {seconds:.1f} s"
+              + (" (alignment from the cache)" if aligned.cached else "") + f"\n{sig}", file=sys.stderr)
+    if args.report:
+        inputs = {k: v for k, v in (("src", args.src), ("tgt", args.tgt), ("tsv", args.tsv),
+                                    ("lexicon", args.lexicon)) if v}
+        config_dict = {k: v for k, v in vars(args).items() if not k.startswith("_")}
+        write_json(args.report, manifest(
+            "testset-build", inputs={**inputs, **extra_inputs(args)}, config=config_dict,
+            annotator=annotator.signature, alignment=sig, alignment_cache_key=aligned.key,
+            seed="none: eflomal seeds itself; the alignment cache makes reruns reproducible",
+            seconds=round(seconds, 2), **report.to_dict()))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.action == "build":
+        return _run_build(args)
+    return _run_from_ted(args)
+
+
+def _run_from_ted(args: argparse.Namespace) -> int:
     from mwemt.errors import MwemtError
     from mwemt.fileio import read_lines
     from mwemt.formats import write_testset

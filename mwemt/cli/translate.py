@@ -1,8 +1,11 @@
-"""`mwemt translate`: raw source text in, detokenised translations out, with a model directory."""
+"""`mwemt translate`: raw source text in, detokenized translations out, with a model directory."""
 
 from __future__ import annotations
 
 import argparse
+
+from mwemt.nmt.config import DEVICES
+from mwemt.nmt.translate import INPUT_FORMATS
 
 EPILOG = """\
 examples:
@@ -11,9 +14,9 @@ examples:
   # back-translation style sampling, reproducible
   mwemt translate --model runs/it-en/model -i mono.it -o synth.en --sampling --topk 10 --seed 1
 
-The source is tokenised, lemmatised and MWE-annotated exactly as the training data was (the
+The source is tokenized, lemmatized and MWE-annotated exactly as the training data was (the
 model directory's preprocess.json and lexicon copy), segmented with its sentencepiece model,
-decoded with beam search on length-sorted batches, then de-segmented and detokenised.
+decoded with beam search on length-sorted batches, then de-segmented and detokenized.
 --input-format annotated takes lines as written by `mwemt annotate` in the model's encoding."""
 
 
@@ -29,12 +32,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sampling", action="store_true", help="sample instead of beam search")
     p.add_argument("--topk", type=int, default=-1, help="with --sampling: sample from the k best tokens")
     p.add_argument("--seed", type=int, default=None, help="random seed (for --sampling)")
-    p.add_argument("--input-format", choices=("raw", "tokenized", "annotated"), default="raw",
-                   help="raw text (default), Moses-tokenised text, or lines from `mwemt annotate`")
+    p.add_argument("--input-format", choices=INPUT_FORMATS, default="raw",
+                   help="raw text (default), Moses-tokenized text, or lines from `mwemt annotate`")
     p.add_argument("--lexicon", default=None, help="the MWE lexicon, if the model directory lacks its copy")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads; 0 = one per core (default: %(default)s, fastest on a shared machine)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+    p.add_argument("--device", choices=DEVICES, default="auto",
                    help="where to decode (default: a GPU if there is one)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 

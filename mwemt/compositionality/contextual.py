@@ -25,9 +25,7 @@ import numpy as np
 from mwemt.compositionality.predict import clip01, component_weights
 from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import iter_lines
-from mwemt.preprocess.annotate import Annotator
-from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.preprocess.lexicon import Lexicon
+from mwemt.preprocess.annotate import Annotator, AnnotatorConfig, build_annotator
 from mwemt.preprocess.tokenize import detokenize
 from mwemt.records import LexiconEntry
 
@@ -135,8 +133,7 @@ def contextual_scores(entries: Sequence[LexiconEntry], sentences: dict[str, list
     """Mean substitution similarity per MWE over its sentences (see the module docstring)."""
     if not 0.0 <= alpha <= 1.0:
         raise MwemtError(f"alpha must be in [0, 1], got {alpha}")
-    lexicon = Lexicon(entries, get_lemmatizer(lemmatizer, lang), lang=lang)
-    annotator = Annotator(lexicon, lang=lang, lemmatizer=lemmatizer)
+    annotator = build_annotator(AnnotatorConfig(lang=lang, lemmatizer=lemmatizer), entries=entries)
     by_key = {" ".join(k.lower().split()): v for k, v in sentences.items()}
     plans: list[tuple[str, list[list[str]]]] = []
     texts: list[str] = []

@@ -34,10 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mwemt.compositionality.vectors import Space, VectorStore, load_store, mwe_token, word_token
+from mwemt.compositionality.vectors import MODELS, Space, VectorStore, load_store, mwe_token, word_token
 from mwemt.errors import MwemtError
-from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.preprocess.lexicon import Lexicon
+from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
 from mwemt.records import LexiconEntry
 
 DS_METHODS = ("direct", "alpha")
@@ -46,7 +45,6 @@ MIN_TRANSLATION_CHARS = 3
 # MultiWordNet marks a lexical gap with this placeholder lemma; it is not a translation.
 GAP_PLACEHOLDERS = frozenset({"gap!"})
 HYPHEN = "-"
-MODELS = ("w2v", "ppmi", "svd")
 
 
 @dataclass(frozen=True)
@@ -85,8 +83,8 @@ class Prediction:
 def targets_for(entries: Iterable[LexiconEntry], store: VectorStore) -> list[Target]:
     """Normalize MWEs exactly as the corpus was (same language, lemmatizer and tokenization)."""
     config = store.config
-    lemmatizer = get_lemmatizer(config.lemmatizer, config.lang)
-    lexicon = Lexicon([], lemmatizer, lang=config.lang)
+    lexicon = build_annotator(AnnotatorConfig(config.lang, lemmatizer=config.lemmatizer), entries=[]).lexicon
+    lemmatizer = lexicon.lemmatizer
     function = store.function_words()
     seen: set[str] = set()
     out: list[Target] = []
@@ -94,7 +92,7 @@ def targets_for(entries: Iterable[LexiconEntry], store: VectorStore) -> list[Tar
         if e.key in seen:
             continue
         seen.add(e.key)
-        norm = lexicon.normalise(e.lemmas)
+        norm = lexicon.normalize(e.lemmas)
         token = mwe_token(norm)
         if len(norm) == 1 and HYPHEN in norm[0].strip(HYPHEN):  # full-time: the word is the MWE token
             token = word_token(norm[0])

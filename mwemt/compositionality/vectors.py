@@ -54,7 +54,8 @@ from mwemt.compositionality.corpus import (  # noqa: F401 - re-exported: the pub
 )
 from mwemt.errors import MwemtError
 from mwemt.fileio import atomic_write, iter_lines, write_lines
-from mwemt.preprocess.annotate import Annotator
+from mwemt.preprocess.annotate import Annotator, AnnotatorConfig, build_annotator
+from mwemt.records import LexiconEntry
 
 log = logging.getLogger(__name__)
 
@@ -114,18 +115,15 @@ class VectorsConfig:
             raise MwemtError("workers and w2v_workers must be 0 (one per core) or more")
 
 
-def load_mwe_lexicon(path: str | Path, fmt: str, config: VectorsConfig):
-    """The lexicon whose MWEs are collapsed, normalized like the corpus (the one place it is loaded)."""
-    from mwemt.formats import detect_lexicon_format
-    from mwemt.preprocess.lexicon import load_lexicon
+def make_annotator(entries: Sequence[LexiconEntry], config: VectorsConfig,
+                   lexicon_format: str = "auto") -> Annotator:
+    """The one place the vectors build makes its annotator (tokenizer, lemmatizer, lexicon matcher).
 
-    fmt = detect_lexicon_format(path) if fmt == "auto" else fmt
-    return load_lexicon(path, fmt, lang=config.lang, lemmatizer=config.lemmatizer, tokenize_entries=fmt != "cupt")
-
-
-def make_annotator(lexicon, config: VectorsConfig) -> Annotator:
-    """The one place the vectors build makes its annotator (tokenizer, lemmatizer, lexicon matcher)."""
-    return Annotator(lexicon, lang=config.lang, lemmatizer=config.lemmatizer, max_gap=config.max_gap)
+    ``lexicon_format`` decides whether entries are tokenized like the text (not those of a .cupt
+    file); the rest comes from ``config``, so the corpus and the lexicon are normalized alike.
+    """
+    return build_annotator(AnnotatorConfig(config.lang, lexicon_format=lexicon_format, lemmatizer=config.lemmatizer,
+                                           max_gap=config.max_gap), entries=entries)
 
 
 # ---------------------------------------------------------------- word2vec
@@ -377,10 +375,14 @@ def write_manifest(out_dir: str | Path, config: VectorsConfig, corpus_rec: dict,
     return man
 
 
-def build_vectors(sources: Sequence[CorpusSource], lexicon, out_dir: str | Path, config: VectorsConfig,
-                  models: Sequence[str] = MODELS, progress: bool = True,
-                  lexicon_path: str | Path | None = None) -> dict:
-    """Collapse the corpus, train the requested models (reusing cached stages), return the manifest."""
+def build_vectors(sources: Sequence[CorpusSource], entries: Sequence[LexiconEntry], out_dir: str | Path,
+                  config: VectorsConfig, models: Sequence[str] = MODELS, progress: bool = True,
+                  lexicon_path: str | Path | None = None, lexicon_format: str = "auto") -> dict:
+    """Collapse the corpus, train the requested models (reusing cached stages), return the manifest.
+
+    ``entries`` are the lexicon's MWEs (read from ``lexicon_path`` in ``lexicon_format``, which
+    decides whether entries are tokenized like the text: not those of a .cupt file).
+    """
     config.check()
     unknown = set(models) - set(MODELS)
     if unknown or not models:
@@ -388,7 +390,8 @@ def build_vectors(sources: Sequence[CorpusSource], lexicon, out_dir: str | Path,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST).unlink(missing_ok=True)  # the directory is incomplete until the new manifest lands
-    corpus_rec = collapse_corpus(sources, make_annotator(lexicon, config), out, dedupe=config.dedupe,
+    annotator = make_annotator(entries, config, lexicon_format)
+    corpus_rec = collapse_corpus(sources, annotator, out, dedupe=config.dedupe,
                                  max_sentences=config.max_sentences, workers=config.workers, progress=progress)
     results = train_models(out, config, models, progress=progress)
-    return write_manifest(out, config, corpus_rec, results, lexicon, lexicon_path, sources)
+    return write_manifest(out, config, corpus_rec, results, annotator.lexicon, lexicon_path, sources)

@@ -1,44 +1,184 @@
-"""The shape every metric shares, after sacrebleu: a small class with corpus and sentence scores
-and a signature that says exactly how the score was computed."""
+"""The shape every metric shares, after sacrebleu: sufficient statistics per sentence, a corpus score
+from their sums, and a signature that says exactly how the score was computed.
+
+Why statistics: a corpus score is a function of per-sentence counts summed over the corpus (BLEU's
+n-gram matches, chrF's character n-gram matches, the MWE score's per-MWE sums, TESLA's sentence
+scores). Once a metric has turned each sentence into a row of numbers (`Metric.sentence_stats`, the
+slow part: tokenizing, lemmatizing, matching), everything else is arithmetic on those rows: the
+corpus score (`Metric.score_from_totals` of the column sums), the sentence scores, the paired
+bootstrap (`mwemt.evaluate.bootstrap`: sums of resampled rows, never a second matching pass), and
+scores of any subset of sentences. Later tools (meta-evaluation, comparison reports) work on the
+same `SentenceStats`.
+
+A metric class is registered under its name(s) with `mwemt.evaluate.registry.register_metric` and
+built from options with `Metric.from_options`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from mwemt.evaluate.signature import Signature, format_signature
+
+if TYPE_CHECKING:
+    from mwemt.evaluate.inputs import ScoreInputs
+    from mwemt.evaluate.registry import MetricOptions
+
+__all__ = ["Metric", "MetricScore", "RatioMetric", "SentenceStats", "Signature", "format_signature",
+           "REFERENCE_TEXT", "REFERENCE_MWES"]
+
+# What a metric compares the hypotheses with (`Metric.reference_kind`):
+REFERENCE_TEXT = "text"  # one reference sentence per hypothesis
+REFERENCE_MWES = "mwes"  # the reference translations of each sentence's source MWEs (a test set)
+
+
+def column_sums(rows: np.ndarray) -> np.ndarray:
+    """The sum of each column, each summed as one contiguous vector: numpy's pairwise summation,
+    as ``np.sum`` and ``np.mean`` of a 1-D array do (exact for integer statistics)."""
+    return np.ascontiguousarray(rows.T).sum(axis=-1)
+
+
+@dataclass(frozen=True, eq=False)
+class SentenceStats:
+    """One row of sufficient statistics per sentence (``rows``, shape (sentences, columns)).
+
+    ``info`` holds what extraction found that is not a per-sentence sum but belongs to the result:
+    counts of distinct types, solver statistics, whether alignments were used. It is reported, never
+    resampled.
+    """
+
+    rows: np.ndarray
+    columns: tuple[str, ...]
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.rows.ndim != 2 or self.rows.shape[1] != len(self.columns):
+            raise ValueError(f"statistics of shape {self.rows.shape} for {len(self.columns)} columns")
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def totals(self) -> np.ndarray:
+        """Column sums over all sentences: what the corpus score is computed from."""
+        return column_sums(self.rows)
+
+    def subset(self, indices: Sequence[int] | np.ndarray) -> SentenceStats:
+        """The statistics of some sentences (repeats allowed), e.g. one bootstrap resample."""
+        return SentenceStats(self.rows[np.asarray(indices, dtype=np.int64)], self.columns, self.info)
 
 
 @dataclass
 class MetricScore:
-    """A corpus-level score on a 0-100 scale, with the signature that makes it reproducible."""
+    """A corpus-level score on a 0-100 scale, with the signature that makes it reproducible, the
+    sentence scores when asked for, facts about the scoring in ``extra`` and the statistics the
+    score came from (``stats``: for paired tests and reports that need more than the number)."""
 
     name: str
     score: float
-    signature: str
-    sentence_scores: list[float] | None = None
+    signature: Signature
+    sentence_scores: list[float | None] | None = None
     extra: dict = field(default_factory=dict)
+    stats: SentenceStats | None = field(default=None, repr=False, compare=False)
 
     def format(self, width: int = 1) -> str:
         return f"{self.name} = {self.score:.{width}f}"
 
 
-class Metric:
-    """Subclasses set ``name`` and implement `corpus_score`, `sentence_score` and `signature`."""
+class Metric(ABC):
+    """A metric: per-sentence statistics, and scores computed from their sums.
 
-    name = "metric"
+    Subclasses implement `sentence_stats`, `score_from_totals` and `signature`; they set ``key``
+    (the registry name, e.g. ``chrf++``) and ``name`` (the label in tables, e.g. ``chrF++``).
+    Everything else has a default built on those three.
+    """
 
-    def corpus_score(self, hyps: Sequence[str], refs: Sequence[str], **kwargs) -> MetricScore:
-        raise NotImplementedError
+    key: str = "metric"
+    name: str = "metric"
+    reference_kind: ClassVar[str] = REFERENCE_TEXT
+    uses_alignments: ClassVar[bool] = False
 
-    def sentence_score(self, hyp: str, ref: str, **kwargs) -> float:
-        raise NotImplementedError
+    @classmethod
+    def from_options(cls, key: str, options: MetricOptions, inputs: ScoreInputs | None = None) -> Metric:
+        """The metric registered as ``key``, configured by ``options`` and the loaded ``inputs``
+        (lexicons, compositionality tables). Registered classes override this."""
+        raise NotImplementedError(f"{cls.__name__} cannot be built from options")
 
-    def signature(self) -> str:
-        raise NotImplementedError
+    # -- what subclasses implement
+    @abstractmethod
+    def sentence_stats(self, hyps: Sequence[str], refs: Sequence, **kwargs: Any) -> SentenceStats:
+        """One row of statistics per hypothesis; ``refs`` as `reference_kind` says."""
+
+    @abstractmethod
+    def score_from_totals(self, totals: np.ndarray) -> float:
+        """The corpus score (0-100) from statistics summed over sentences."""
+
+    @abstractmethod
+    def signature(self, stats: SentenceStats | None = None) -> Signature:
+        """How scores are computed; ``stats`` adds what depends on the scored data (e.g. alignments)."""
+
+    # -- defaults
+    def scores_from_totals(self, totals: np.ndarray) -> np.ndarray:
+        """Scores of many sets of totals at once, shape (k, columns) -> (k,): the bootstrap's step."""
+        return np.array([self.score_from_totals(t) for t in totals], dtype=np.float64)
+
+    def sentence_score_from_row(self, row: np.ndarray) -> float | None:
+        """One sentence's score from its row; None when the sentence has nothing to score."""
+        return self.score_from_totals(row)
+
+    def sentence_signature(self, stats: SentenceStats | None = None) -> Signature:
+        """The signature of sentence-level scores (differs where sentence scoring differs)."""
+        return self.signature(stats)
+
+    def extra_from_stats(self, stats: SentenceStats) -> dict:
+        """Facts about a scored corpus for `MetricScore.extra` (counts; nothing resampled)."""
+        return dict(stats.info)
+
+    # -- built on the above
+    def sentence_scores(self, stats: SentenceStats) -> list[float | None]:
+        return [self.sentence_score_from_row(row) for row in stats.rows]
+
+    def corpus_score_from_stats(self, stats: SentenceStats, *, sentence_level: bool = False) -> MetricScore:
+        """The corpus `MetricScore` of already extracted statistics."""
+        return MetricScore(self.name, self.score_from_totals(stats.totals()), self.signature(stats),
+                           self.sentence_scores(stats) if sentence_level else None,
+                           self.extra_from_stats(stats), stats)
+
+    def corpus_score(self, hyps: Sequence[str], refs: Sequence, *, sentence_level: bool = False,
+                     **kwargs: Any) -> MetricScore:
+        """Score a corpus: statistics, then the score of their sums."""
+        return self.corpus_score_from_stats(self.sentence_stats(hyps, refs, **kwargs), sentence_level=sentence_level)
+
+    def sentence_score(self, hyp: str, ref: Any, **kwargs: Any) -> float | None:
+        """Score one sentence against its reference(s) (0-100)."""
+        return self.sentence_score_from_row(self.sentence_stats([hyp], [ref], **kwargs).rows[0])
 
 
-def format_signature(name: str, fields: dict[str, object], version: str | None = None) -> str:
-    """sacrebleu-style ``name|key:value|...|version:x`` signature."""
-    from mwemt import __version__
+class RatioMetric(Metric):
+    """A corpus score that is ``scale`` x (sum of a numerator column) / (sum of a denominator
+    column), 0 when the denominator is 0: the MWE score and the TESLA-like metrics."""
 
-    parts = [name] + [f"{k}:{v}" for k, v in fields.items()] + [f"version:{version or __version__}"]
-    return "|".join(parts)
+    scale: ClassVar[float] = 100.0
+
+    def ratio_columns(self) -> tuple[int, int]:
+        """Indices of the numerator and denominator columns."""
+        return 0, 1
+
+    def scores_from_totals(self, totals: np.ndarray) -> np.ndarray:
+        num_col, den_col = self.ratio_columns()
+        totals = np.asarray(totals, dtype=np.float64)
+        num, den = totals[..., num_col], totals[..., den_col]
+        out = np.zeros(np.shape(num), dtype=np.float64)
+        np.divide(self.scale * num, den, out=out, where=den > 0)
+        return out
+
+    def score_from_totals(self, totals: np.ndarray) -> float:
+        return float(self.scores_from_totals(np.asarray(totals)[None, :])[0])
+
+    def sentence_score_from_row(self, row: np.ndarray) -> float | None:
+        num_col, den_col = self.ratio_columns()
+        return None if row[den_col] <= 0 else self.score_from_totals(row)

@@ -1,26 +1,52 @@
-"""Seeded paired bootstrap resampling over sentences (Koehn 2004), for metrics whose corpus score
-is a ratio of per-sentence sums: the MWE score (sum of sentence or MWE scores / their count) and
-the TESLA-like metrics (sum of sentence scores / number of sentences).
+"""Seeded paired bootstrap resampling over sentences (Koehn 2004), for every metric, from statistics.
 
-The test follows the conventions of sacrebleu's paired bootstrap, which we use for BLEU and chrF,
-so the columns of one table mean the same thing for every metric: the same resampled sentence
-indices for every system (numpy ``default_rng(seed).choice``), the mean and 95% half-width from
-`sacrebleu.significance.estimate_ci`, and a p-value for "the system differs from the baseline" from
-the shifted absolute differences: ``p = (1 + #{|d_b| - mean|d| >= |d_obs|}) / (B + 1)``. We count
-``>=`` where sacrebleu 2.x counts ``>``: the two agree except on exact ties, where ``>`` calls a
-system compared with itself significantly different (p = 1/(B+1)); ours gives p = 1.
+A resample draws n sentence indices with replacement; its score is the metric's score of the summed
+statistics of those sentences (`Metric.scores_from_totals`), so resampling never tokenizes or
+matches again. The same resampled indices serve every system, which is what makes the test paired.
+
+Conventions are sacrebleu's paired bootstrap, so the columns of one table mean the same thing for
+every metric and BLEU/chrF numbers equal sacrebleu's: indices from numpy
+``default_rng(seed).choice``, the mean and 95% half-width from `sacrebleu.significance.estimate_ci`,
+and a p-value for "the system differs from the baseline" from the shifted absolute differences:
+``p = (1 + #{|d_b| - mean|d| >= |d_obs|}) / (B + 1)``. We count ``>=`` where sacrebleu 2.x counts
+``>``: the two agree except on exact ties, where ``>`` calls a system compared with an identical copy
+of itself significantly different (p = 1/(B+1)); ours gives p = 1.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from sacrebleu.significance import estimate_ci
 
+from mwemt.evaluate.base import SentenceStats, column_sums
+
 DEFAULT_SAMPLES = 1000
 DEFAULT_SEED = 12345  # sacrebleu's default, so our resamples match its resamples
+_CHUNK_VALUES = 1 << 22  # resampled statistics summed at once (bounds the memory of one step)
+
+
+class ScoresFromTotals(Protocol):
+    """What the bootstrap needs of a metric: scores of summed statistics (`mwemt.evaluate.base.Metric`)."""
+
+    def score_from_totals(self, totals: np.ndarray) -> float: ...
+
+    def scores_from_totals(self, totals: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    """How many resamples, and the seed of the generator that draws them."""
+
+    samples: int = DEFAULT_SAMPLES
+    seed: int = DEFAULT_SEED
+
+    def __post_init__(self) -> None:
+        if self.samples < 1:
+            raise ValueError(f"the number of bootstrap samples must be at least 1, not {self.samples}")
 
 
 @dataclass(frozen=True)
@@ -41,46 +67,52 @@ def resample_indices(n: int, n_samples: int = DEFAULT_SAMPLES, seed: int = DEFAU
     return rng.choice(n, size=(n_samples, n), replace=True)
 
 
-def ratio_scores(stats: np.ndarray, idxs: np.ndarray, scale: float = 100.0) -> np.ndarray:
-    """Corpus score of every resample: sum of numerators / sum of denominators (0 if no denominator)."""
-    sums = stats[idxs].sum(axis=1)  # (n_samples, 2)
-    num, den = sums[:, 0], sums[:, 1]
-    out = np.zeros(len(sums), dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0)
-    return scale * out
+def resampled_totals(rows: np.ndarray, idxs: np.ndarray) -> np.ndarray:
+    """(n_samples, columns): the column sums of every resample, summed as the corpus totals are
+    (`mwemt.evaluate.base.column_sums`), in chunks to bound memory."""
+    n_samples, n = idxs.shape
+    columns = np.ascontiguousarray(rows.T)
+    step = max(1, _CHUNK_VALUES // max(1, n * rows.shape[1]))
+    return np.concatenate([columns[:, idxs[i:i + step]].sum(axis=-1).T for i in range(0, n_samples, step)])
+
+
+def resampled_scores(metric: ScoresFromTotals, rows: np.ndarray, idxs: np.ndarray) -> np.ndarray:
+    """The metric's score of every resample."""
+    return metric.scores_from_totals(resampled_totals(rows, idxs))
 
 
 def bootstrap_p_value(sys_scores: np.ndarray, base_scores: np.ndarray, observed_diff: float) -> float:
+    """Share of resamples whose shifted absolute difference reaches the observed one (+1 smoothed)."""
     diffs = np.abs(sys_scores - base_scores)
-    centred = diffs - diffs.mean()
-    return float((np.sum(centred >= abs(observed_diff)) + 1) / (len(diffs) + 1))
+    centered = diffs - diffs.mean()
+    return float((np.sum(centered >= abs(observed_diff)) + 1) / (len(diffs) + 1))
 
 
-def paired_bootstrap(stats: Sequence[np.ndarray], n_samples: int = DEFAULT_SAMPLES, seed: int = DEFAULT_SEED,
-                     scale: float = 100.0) -> list[BootstrapResult]:
+def paired_bootstrap(metric: ScoresFromTotals, stats: Sequence[SentenceStats | np.ndarray],
+                     settings: BootstrapSettings = BootstrapSettings()) -> list[BootstrapResult]:
     """Paired test of every system against the first (the baseline).
 
-    ``stats[k]`` holds system k's per-sentence (numerator, denominator) rows, shape (n, 2).
+    ``stats[k]`` is system k's `SentenceStats` (or its rows, shape (sentences, columns)); the
+    baseline gets no p-value. A system identical to the baseline gets p = 1.
     """
     if not stats:
         return []
-    n = len(stats[0])
-    for k, s in enumerate(stats):
-        if s.shape != (n, 2):
-            raise ValueError(f"system {k + 1}: stats of shape {s.shape}, expected ({n}, 2)")
-    idxs = resample_indices(n, n_samples, seed)
+    rows = [s.rows if isinstance(s, SentenceStats) else np.asarray(s) for s in stats]
+    shape = rows[0].shape
+    for k, r in enumerate(rows):
+        if r.ndim != 2 or r.shape != shape:
+            raise ValueError(f"system {k + 1}: statistics of shape {r.shape}, expected {shape}")
+    idxs = resample_indices(shape[0], settings.samples, settings.seed)
     results: list[BootstrapResult] = []
-    base_scores = None
-    base_score = 0.0
-    for k, s in enumerate(stats):
-        den = s[:, 1].sum()
-        score = scale * float(s[:, 0].sum() / den) if den > 0 else 0.0
-        samples = ratio_scores(s, idxs, scale)
+    base_samples, base_score = None, 0.0
+    for k, r in enumerate(rows):
+        score = metric.score_from_totals(column_sums(r))
+        samples = resampled_scores(metric, r, idxs)
         mean, ci = estimate_ci(samples)
         p = None
         if k == 0:
-            base_scores, base_score = samples, score
+            base_samples, base_score = samples, score
         else:
-            p = bootstrap_p_value(samples, base_scores, score - base_score)
+            p = bootstrap_p_value(samples, base_samples, score - base_score)
         results.append(BootstrapResult(score, float(mean), float(ci), p))
     return results

@@ -1,4 +1,4 @@
-"""Meta-evaluation: how well metric scores agree with human judgements.
+"""Meta-evaluation: how well metric scores agree with human judgments.
 
 The unit is an *item*: one system's translation of one segment, with a human score and a metric
 score, both oriented so that higher is better (negate error scores such as MQM first).
@@ -13,7 +13,7 @@ metric tie (T) if the metric gives both the same score. Then
 - WMT14 variant (metric ties count in the denominator): tau = (C - D) / (C + D + T)
 
 (variants named after the WMT13 and WMT14 metrics tasks, Macháček & Bojar 2013, 2014, whose segment-
-level tau differed in how metric ties are treated). The WMT14 variant penalises a metric that
+level tau differed in how metric ties are treated). The WMT14 variant penalizes a metric that
 cannot separate translations; the WMT13 one does not.
 
 Also: segment-level Pearson r over all items (no grouping), and system-level Pearson r and Kendall
@@ -25,8 +25,6 @@ segment stay together. Scores are compared with a tolerance of 1e-9 to decide ti
 from __future__ import annotations
 
 import math
-import re
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,9 +32,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as sps
 
-from mwemt.errors import InputError
 from mwemt.evaluate.bootstrap import DEFAULT_SEED, resample_indices
-from mwemt.fileio import iter_lines
+from mwemt.judgements import natural_key, read_score_tsv
 
 TIE_TOL = 1e-9
 Key = tuple[str, str]  # (system, segment id)
@@ -62,7 +59,7 @@ def build_grid(human: Mapping[Key, float | None], metric: Mapping[Key, float | N
     excluded = set(exclude_systems)
     keys = [k for k in human if k[0] not in excluded]
     systems = sorted({k[0] for k in keys})
-    segments = sorted({k[1] for k in keys}, key=_natural)
+    segments = sorted({k[1] for k in keys}, key=natural_key)
     si = {s: i for i, s in enumerate(systems)}
     gi = {g: i for i, g in enumerate(segments)}
     h = np.full((len(segments), len(systems)), np.nan)
@@ -75,10 +72,6 @@ def build_grid(human: Mapping[Key, float | None], metric: Mapping[Key, float | N
         if mv is not None and not math.isnan(mv):
             m[gi[seg], si[sys_]] = mv
     return ScoreGrid(segments, systems, h, m)
-
-
-def _natural(seg: str) -> tuple:
-    return (0, int(seg), "") if seg.isdigit() else (1, 0, seg)
 
 
 # ---------------------------------------------------------------- segment-level Kendall
@@ -208,8 +201,11 @@ def meta_evaluate(grid: ScoreGrid, metric_name: str, *, n_bootstrap: int = 1000,
         pearson_seg=float(_pearson_from_sums(*sums.sum(0))) if n_items > 2 else float("nan"),
         pearson_sys=_corr(m_sys, h_sys, "pearson"), kendall_sys=_corr(m_sys, h_sys, "kendall"),
         human_items_without_metric=int((~np.isnan(grid.human) & np.isnan(grid.metric)).sum()))
-    if n_bootstrap > 0 and len(grid.segments) > 1:
-        idxs = resample_indices(len(grid.segments), n_bootstrap, seed)
+    # resample the segments that have judged items: unjudged ones (a score file's None rows) would
+    # only add noise to how many informative segments a resample holds
+    judged = np.flatnonzero(grid.valid.any(axis=1))
+    if n_bootstrap > 0 and len(judged) > 1:
+        idxs = judged[resample_indices(len(judged), n_bootstrap, seed)]
         cs = counts[idxs].sum(axis=1)  # (B, 3)
         ss = sums[idxs].sum(axis=1)  # (B, 6)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -242,76 +238,11 @@ def percentile_ci(samples: np.ndarray, level: float = 0.95) -> tuple[float, floa
 # ---------------------------------------------------------------- input
 
 
-# MQM (Freitag et al. 2021, google/wmt-mqm-human-evaluation): one TSV row per annotated error (or a
-# "No-error" row) with the columns system, doc, doc_id, seg_id, rater, source, target, category, severity;
-# error spans in the target are marked with <v>...</v>.
-MQM_COLUMNS = ("system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity")
-_MQM_MARK = re.compile(r"</?v>")
-
-
-def mqm_error_weight(category: str, severity: str) -> float:
-    """MQM weights of Freitag et al. (2021): Major 5 (Non-translation 25), Minor 1 (Fluency/Punctuation 0.1)."""
-    if severity == "Major":
-        return 25.0 if category.startswith("Non-translation") else 5.0
-    if severity == "Minor":
-        return 0.1 if category == "Fluency/Punctuation" else 1.0
-    return 0.0
-
-
-def read_mqm(path: str | Path) -> tuple[dict[Key, str], dict[Key, float]]:
-    """(system, seg_id) -> translation (marks removed), and -> -MQM averaged over its raters."""
-    texts: dict[Key, str] = {}
-    weight: dict[Key, float] = defaultdict(float)
-    raters: dict[Key, set] = defaultdict(set)
-    header: list[str] = []
-    for lineno, line in enumerate(iter_lines(path, allow_empty_file=False), 1):
-        row = line.split("\t")
-        if lineno == 1:
-            header = row
-            if tuple(header[:len(MQM_COLUMNS)]) != MQM_COLUMNS:
-                raise InputError(f"header {header[:len(MQM_COLUMNS)]}", path, 1, expected=" ".join(MQM_COLUMNS))
-            continue
-        if len(row) != len(header):
-            raise InputError(f"{len(row)} columns", path, lineno, expected=f"{len(header)} TAB-separated columns")
-        system, seg, rater, target, category, severity = row[0], row[3], row[4], row[6], row[7], row[8]
-        key = (system, seg)
-        text = _MQM_MARK.sub("", target)
-        if texts.setdefault(key, text) != text:
-            raise InputError(f"two different translations for {key}", path, lineno,
-                             expected="one translation per (system, seg_id)")
-        weight[key] += mqm_error_weight(category, severity)
-        raters[key].add(rater)
-    return texts, {k: -w / len(raters[k]) for k, w in weight.items()}
-
-
 def read_segment_scores(path: str | Path, *, negate: bool = False) -> dict[Key, float | None]:
-    """Read ``system<TAB>seg_id<TAB>score`` lines (an optional header starts with ``system``).
+    """Read ``system<TAB>seg_id<TAB>score`` lines (an optional header starts with ``system``) as a mapping.
 
-    ``None``, ``nan`` or an empty score marks an item without a judgement. ``negate`` flips an
-    error score (lower is better, e.g. MQM) so that higher is better.
+    ``None``, ``nan`` or an empty score marks an item without a judgment. ``negate`` flips an
+    error score (lower is better, e.g. TER) so that higher is better. Human judgment files in
+    other formats: `mwemt.evaluate.human_scores.load_human_scores`.
     """
-    out: dict[Key, float | None] = {}
-    for lineno, line in enumerate(iter_lines(path), 1):
-        if not line.strip() or line.startswith("#") or (lineno == 1 and line.lower().startswith("system\t")):
-            continue
-        cols = line.split("\t")
-        if len(cols) != 3:
-            raise InputError(f"{len(cols)} TAB-separated columns", path, lineno, expected="system<TAB>seg_id<TAB>score")
-        sys_, seg, raw = (c.strip() for c in cols)
-        if (sys_, seg) in out:
-            raise InputError(f"duplicate score for system {sys_!r} segment {seg!r}", path, lineno,
-                             expected="one score per (system, segment)")
-        if raw.lower() in ("", "none", "nan", "na"):
-            out[(sys_, seg)] = None
-            continue
-        try:
-            value = float(raw)
-        except ValueError:
-            raise InputError(f"score {raw!r} is not a number", path, lineno,
-                             expected="a number, or None for a missing judgement") from None
-        if math.isnan(value) or math.isinf(value):
-            raise InputError(f"score {raw!r} is not finite", path, lineno, expected="a finite number")
-        out[(sys_, seg)] = -value if negate else value
-    if not out:
-        raise InputError("no scores", path, expected="system<TAB>seg_id<TAB>score lines")
-    return out
+    return {s.key: s.oriented() for s in read_score_tsv(path, lower_better=negate)}

@@ -7,7 +7,7 @@ mean charge over its words. A sentence scores the mean over its MWEs and the cor
 sentences that have MWEs (``average="mwe"`` instead pools all MWEs, as the published scorer does).
 Scores are reported on a 0-100 scale.
 
-Words on both sides come from the same tokenisation: Moses tokens (`mwemt.preprocess.tokenize`)
+Words on both sides come from the same tokenization: Moses tokens (`mwemt.preprocess.tokenize`)
 with elisions split after the apostrophe (``dell'acqua`` -> ``dell'`` ``acqua``); tokens without
 any letter or digit (punctuation, the ``...`` that marks a gap in a discontinuous reference) are
 dropped. Matching is case-insensitive unless ``case_sensitive=True``. A hypothesis with no words
@@ -17,7 +17,7 @@ source tokens; an MWE with no aligned word scores 0.
 
 Deliberate differences from the authors' scorer (azaninello/MWE_NMT, scripts/score_mwe.py):
 - it replaces every ASCII punctuation character by a space, so elided articles lose their
-  apostrophe (``dell'`` -> ``dell``) and hyphenated words split in two; we tokenise with Moses,
+  apostrophe (``dell'`` -> ``dell``) and hyphenated words split in two; we tokenize with Moses,
   keep the apostrophe on the elided word, and keep hyphenated words whole;
 - it lowercases the hypothesis only; we lowercase both sides (or neither);
 - it averages over all MWEs of the corpus (micro); we average per sentence first (``average``
@@ -38,7 +38,8 @@ from rapidfuzz.distance import Levenshtein
 from rapidfuzz.process import cdist
 
 from mwemt.errors import InputError
-from mwemt.evaluate.base import Metric, MetricScore, format_signature
+from mwemt.evaluate.base import REFERENCE_MWES, RatioMetric, SentenceStats, Signature
+from mwemt.evaluate.registry import MetricOptions, register_metric
 from mwemt.fileio import iter_lines
 from mwemt.preprocess.tokenize import split_apostrophes, tokenize
 from mwemt.records import TestMwe
@@ -120,31 +121,45 @@ class SentenceMweScores:
         s = self.scored
         return sum(s) / len(s) if s else None
 
-    def stats(self, average: str) -> tuple[float, float]:
-        """(numerator, denominator) whose sums over sentences give the corpus score."""
-        if average == "mwe":
-            return float(sum(self.scored)), float(len(self.scored))
+    def stats_row(self) -> tuple[float, float, float, float]:
+        """(sum of MWE scores, scored MWEs, sentence mean, 1 if the sentence has a scored MWE)."""
+        scored = self.scored
         sent = self.sentence
-        return (0.0, 0.0) if sent is None else (sent, 1.0)
+        return float(sum(scored)), float(len(scored)), (0.0 if sent is None else sent), float(sent is not None)
 
 
-class MweScore(Metric):
-    """Zaninello & Birch (2020) MWE translation score (see the module docstring for the details)."""
+STATS_COLUMNS = ("mwe_sum", "mwes", "sentence_mean", "sentences")
 
+
+@register_metric("mwe")
+class MweScore(RatioMetric):
+    """Zaninello & Birch (2020) MWE translation score (see the module docstring for the details).
+
+    Statistics per sentence: the sum of its MWE scores, the number of scored MWEs, the sentence
+    mean and whether it has one, so one extraction serves both averages and the counts.
+    """
+
+    key = "mwe"
     name = "MWE"
+    reference_kind = REFERENCE_MWES
+    uses_alignments = True
 
     def __init__(self, lang: str = "it", *, case_sensitive: bool = False, average: str = "sentence",
                  pretokenized: bool = False) -> None:
         if average not in AVERAGES:
-            raise ValueError(f"average must be one of {AVERAGES}, not {average!r}")
+            raise ValueError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
         self.lang = lang
         self.case_sensitive = case_sensitive
         self.average = average
         self.pretokenized = pretokenized
-        self._aligned = False
         self._ref_cache: dict[str, list[str]] = {}
 
-    # -- tokenisation
+    @classmethod
+    def from_options(cls, key: str, options: MetricOptions, inputs=None) -> MweScore:
+        return cls(options.lang, case_sensitive=options.mwe_case_sensitive, average=options.mwe_average,
+                   pretokenized=options.mwe_pretokenized)
+
+    # -- tokenization
     def moses_tokens(self, text: str) -> list[str]:
         return text.split() if self.pretokenized else tokenize(text, self.lang)
 
@@ -154,7 +169,7 @@ class MweScore(Metric):
         return HypWords(tuple(words), tuple(origin), len(tokens))
 
     def ref_words(self, reference: str) -> list[str]:
-        # MWE references are short phrases typed by annotators: always tokenise them. Cached, since
+        # MWE references are short phrases typed by annotators: always tokenize them. Cached, since
         # every system is scored against the same references.
         words = self._ref_cache.get(reference)
         if words is None:
@@ -164,12 +179,13 @@ class MweScore(Metric):
     # -- scoring
     def score_sentence(self, hyp: str, mwes: Sequence[TestMwe | str],
                        alignment: Alignment | None = None) -> SentenceMweScores:
+        """Every MWE of one sentence scored (0-1): the detail behind one row of statistics."""
         hw = self.hyp_words(hyp)
         if alignment is not None:
             for _, j in alignment:
                 if not 0 <= j < hw.n_tokens:
                     raise AlignmentError(f"alignment points to hypothesis token {j}, "
-                                     f"but the hypothesis has {hw.n_tokens} tokens")
+                                         f"but the hypothesis has {hw.n_tokens} tokens")
         scores: list[float | None] = []
         for mwe in mwes:
             reference = mwe if isinstance(mwe, str) else mwe.reference
@@ -182,60 +198,46 @@ class MweScore(Metric):
             scores.append(mwe_match_score(self.ref_words(reference), candidates))
         return SentenceMweScores(scores)
 
-    def sentence_score(self, hyp: str, ref: Sequence[TestMwe | str], alignment: Alignment | None = None,
-                       **kwargs) -> float | None:
-        """0-100, or None when the sentence has no MWE with a scorable reference."""
-        sent = self.score_sentence(hyp, ref, alignment).sentence
-        return None if sent is None else 100.0 * sent
-
     def sentence_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[TestMwe | str]],
-                       alignments: Sequence[Alignment] | None = None) -> tuple[np.ndarray, list[SentenceMweScores]]:
-        """Per-sentence (numerator, denominator) rows: the input of the paired bootstrap."""
+                       alignments: Sequence[Alignment] | None = None, **kwargs) -> SentenceStats:
+        """One row per sentence (`STATS_COLUMNS`); ``refs`` holds each sentence's MWEs."""
         if len(hyps) != len(refs):
             raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} test-set sentences")
         if alignments is not None and len(alignments) != len(hyps):
             raise ValueError(f"{len(alignments)} alignment lines but {len(hyps)} hypotheses")
-        self._aligned = alignments is not None
-        per = []
+        rows = []
         for i, (h, r) in enumerate(zip(hyps, refs)):
             try:
-                per.append(self.score_sentence(h, r, alignments[i] if alignments is not None else None))
+                rows.append(self.score_sentence(h, r, alignments[i] if alignments is not None else None).stats_row())
             except AlignmentError as exc:
                 raise AlignmentError(exc.message, sentence=i + 1) from None
-        stats = np.array([p.stats(self.average) for p in per], dtype=np.float64).reshape(-1, 2)
-        return stats, per
+        return SentenceStats(np.array(rows, dtype=np.float64).reshape(-1, len(STATS_COLUMNS)), STATS_COLUMNS,
+                             {"aligned": alignments is not None})
 
-    def corpus_score(self, hyps: Sequence[str], refs: Sequence[Sequence[TestMwe | str]],
-                     alignments: Sequence[Alignment] | None = None, sentence_level: bool = False,
-                     **kwargs) -> MetricScore:
-        stats, per = self.sentence_stats(hyps, refs, alignments)
-        return self.result_from(stats, per, sentence_level)
+    def sentence_score(self, hyp: str, ref: Sequence[TestMwe | str], alignment: Alignment | None = None,
+                       **kwargs) -> float | None:
+        """0-100, or None when the sentence has no MWE with a scorable reference."""
+        row = self.sentence_stats([hyp], [ref], None if alignment is None else [alignment]).rows[0]
+        return self.sentence_score_from_row(row)
 
-    def result_from(self, stats: np.ndarray, per: Sequence[SentenceMweScores],
-                    sentence_level: bool = False) -> MetricScore:
-        """The corpus `MetricScore` from `sentence_stats` output (so callers need not score twice)."""
-        score = score_from_stats(stats)
-        n_mwes = sum(len(p.scored) for p in per)
-        n_sents = sum(1 for p in per if p.sentence is not None)
-        sentences = None
-        if sentence_level:
-            sentences = [None if p.sentence is None else 100.0 * p.sentence for p in per]
-        return MetricScore(self.name, score, self.signature(), sentences,  # type: ignore[arg-type]
-                           extra={"mwes": n_mwes, "sentences_with_mwes": n_sents})
+    def ratio_columns(self) -> tuple[int, int]:
+        return (0, 1) if self.average == "mwe" else (2, 3)
 
-    def signature(self) -> str:
+    def sentence_score_from_row(self, row: np.ndarray) -> float | None:
+        """The sentence's mean MWE score (0-100) under either average; None without MWEs."""
+        return None if row[3] <= 0 else self.scale * row[2] / row[3]
+
+    def extra_from_stats(self, stats: SentenceStats) -> dict:
+        totals = stats.totals()
+        return {"mwes": int(totals[1]), "sentences_with_mwes": int(totals[3])}
+
+    def signature(self, stats: SentenceStats | None = None) -> Signature:
         tok = "none" if self.pretokenized else f"moses-{self.lang}"
-        return format_signature(self.name, {
+        aligned = stats is not None and bool(stats.info.get("aligned"))
+        return Signature.of(self.name, {
             "tok": f"{tok}+apos", "punct": "drop", "case": "mixed" if self.case_sensitive else "lc",
-            "avg": self.average, "align": "yes" if self._aligned else "no",
-            "dist": "levenshtein-char", "cap": "len",
+            "avg": self.average, "align": aligned, "dist": "levenshtein-char", "cap": "len",
         })
-
-
-def score_from_stats(stats: np.ndarray) -> float:
-    """Corpus score (0-100) from summed (numerator, denominator) rows; 0 when nothing is scored."""
-    num, den = stats.sum(axis=0) if len(stats) else (0.0, 0.0)
-    return 100.0 * float(num) / float(den) if den > 0 else 0.0
 
 
 def parse_alignment(line: str) -> list[tuple[int, int]]:
@@ -251,7 +253,7 @@ def parse_alignment(line: str) -> list[tuple[int, int]]:
 
 def read_alignments(path: str | Path) -> list[list[tuple[int, int]]]:
     """One line of Pharaoh pairs per hypothesis. Hypothesis indices count the Moses tokens of the
-    hypothesis (before apostrophe splitting), as an aligner run on Moses-tokenised text produces."""
+    hypothesis (before apostrophe splitting), as an aligner run on Moses-tokenized text produces."""
     out = []
     for lineno, line in enumerate(iter_lines(path), 1):
         try:

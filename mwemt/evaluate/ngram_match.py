@@ -1,7 +1,7 @@
 """Exact maximum-weight n-gram matching, the core of TESLA.
 
 Hypothesis n-grams (weights ``w_h``) and reference n-grams (weights ``w_r``) are linked with
-similarities ``s[i, j]``. We choose link amounts ``x[i, j] >= 0`` maximising ``sum s * x`` subject to
+similarities ``s[i, j]``. We choose link amounts ``x[i, j] >= 0`` maximizing ``sum s * x`` subject to
 each n-gram's total link amount being at most its own weight. This is a transportation-type linear
 program; `lp_matching` solves it directly with HiGHS.
 
@@ -10,7 +10,7 @@ components of the link graph, and most components have a closed-form optimum:
 
 - one link: ``s * min(w_i, w_j)``;
 - a star (one n-gram on one side): a fractional knapsack, filled in order of decreasing ``s``, which
-  is optimal because the only coupling constraint is the centre's weight;
+  is optimal because the only coupling constraint is the center's weight;
 - a complete bipartite component with one similarity value: ``s * min(sum w_h, sum w_r)``, since any
   split of the smaller side's weight can be routed through a complete graph.
 
@@ -59,9 +59,9 @@ def lp_matching(sim: np.ndarray, w_h: np.ndarray, w_r: np.ndarray) -> Matching:
     return Matching(value, rows, cols, flow)
 
 
-def _star(sims: np.ndarray, leaf_weights: np.ndarray, centre_weight: float) -> float:
+def _star(sims: np.ndarray, leaf_weights: np.ndarray, center_weight: float) -> float:
     order = np.argsort(-sims, kind="stable")
-    left = centre_weight
+    left = center_weight
     total = 0.0
     for k in order:
         if left <= 0:

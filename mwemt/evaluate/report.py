@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 
 from mwemt.evaluate.meta_eval import MetaEvalResult
-from mwemt.evaluate.scoring import ScoreRun
+from mwemt.evaluate.scoring import MetricResults, ScoreRun
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -73,6 +73,16 @@ def score_run_dict(run: ScoreRun) -> dict:
             entry["systems"][name] = row
         out["metrics"][r.key] = entry
     return out
+
+
+def sentence_score_rows(run: ScoreRun, result: MetricResults) -> list[str]:
+    """``system<TAB>seg_id<TAB>score`` lines (with a header; ``None`` = nothing to score), the input
+    format of `mwemt meta-eval`."""
+    rows = ["system\tseg_id\tscore"]
+    for name, score in zip(run.systems, result.scores):
+        for seg, s in zip(run.segment_ids, score.sentence_scores or []):
+            rows.append(f"{name}\t{seg}\t{'None' if s is None else f'{s:.6f}'}")
+    return rows
 
 
 def _f(x: float, width: int = 3) -> str:

@@ -1,19 +1,27 @@
-"""BLEU and chrF through sacrebleu's API, so our numbers are sacrebleu's numbers.
+"""BLEU and chrF through sacrebleu, so our numbers are sacrebleu's numbers.
 
-Both score detokenised, case-sensitive text by default (sacrebleu's 13a tokeniser for BLEU,
-characters for chrF). The wrappers only adapt sacrebleu to our `Metric` shape; the signature is
-sacrebleu's own, prefixed by the metric name, so a score can be checked against any sacrebleu run.
-Sentence-level BLEU uses effective n-gram order (as sacrebleu recommends for single sentences).
+Both score detokenized, case-sensitive text by default (sacrebleu's 13a tokenizer for BLEU,
+characters for chrF). The wrappers adapt sacrebleu to our `Metric` shape: the sentence statistics
+are sacrebleu's own (`_extract_corpus_statistics`: n-gram counts per sentence), and every score
+is sacrebleu's `_compute_score_from_stats` of their sums. The signature is sacrebleu's, prefixed by
+the metric name, so a score can be checked against any sacrebleu run. Sentence-level BLEU uses
+effective n-gram order (as sacrebleu recommends for single sentences).
+
+Bootstrap resamples are scored from float32 sums, exactly as sacrebleu's paired test does, so our
+bootstrap means and intervals are sacrebleu's; the corpus score itself comes from exact integer sums.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.metrics.base import Metric as SacreMetric
 
-from mwemt.evaluate.base import Metric, MetricScore
+from mwemt.errors import MwemtError
+from mwemt.evaluate.base import Metric, SentenceStats, Signature
+from mwemt.evaluate.registry import MetricOptions, register_metric
 
 RefStreams = Sequence[Sequence[str]]
 
@@ -33,53 +41,73 @@ class SacrebleuMetric(Metric):
     def __init__(self) -> None:
         self._corpus = self._make(sentence=False)
         self._sentence = self._make(sentence=True)
-        self._signature: str | None = None
 
     def _make(self, sentence: bool) -> SacreMetric:
         raise NotImplementedError
 
+    def _columns(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
     @property
     def sacrebleu_metric(self) -> SacreMetric:
-        """The corpus-level sacrebleu object (what `sacrebleu.significance.PairedTest` needs)."""
+        """The corpus-level sacrebleu object."""
         return self._corpus
 
-    def corpus_score(self, hyps: Sequence[str], refs: Sequence[str] | RefStreams,
-                     sentence_level: bool = False, **kwargs) -> MetricScore:
+    def sentence_stats(self, hyps: Sequence[str], refs: Sequence[str] | RefStreams, **kwargs) -> SentenceStats:
+        """sacrebleu's per-sentence n-gram statistics (integers)."""
+        if isinstance(hyps, str) or isinstance(refs, str):
+            raise MwemtError("sentence_stats takes sequences of sentences, not one string")
         streams = as_ref_streams(refs)
         for k, stream in enumerate(streams):
             if len(stream) != len(hyps):
-                raise ValueError(f"reference stream {k + 1} has {len(stream)} sentences, "
+                raise MwemtError(f"reference stream {k + 1} has {len(stream)} sentences, "
                                  f"hypotheses have {len(hyps)}")
-        result = self._corpus.corpus_score(list(hyps), streams)
-        self._signature = f"{self.name}|{self._corpus.get_signature().format()}"
-        sentences = None
-        if sentence_level:
-            sentences = [self.sentence_score(h, [s[i] for s in streams]) for i, h in enumerate(hyps)]
-        return MetricScore(self.name, float(result.score), self._signature, sentences,
-                           extra={"sacrebleu": str(result)})
+        columns = self._columns()
+        stats = self._corpus._extract_corpus_statistics(list(hyps), streams) if hyps else []
+        self._sentence.num_refs = self._corpus.num_refs  # the sentence signature's nrefs
+        rows = np.array(stats, dtype=np.int64).reshape(len(hyps), len(columns))
+        return SentenceStats(rows, columns)
 
     def sentence_score(self, hyp: str, ref: str | Sequence[str], **kwargs) -> float:
+        """One hypothesis against one reference or several (effective order for BLEU)."""
         refs = [ref] if isinstance(ref, str) else list(ref)
-        return float(self._sentence.sentence_score(hyp, refs).score)
+        return self.sentence_score_from_row(self.sentence_stats([hyp], [[r] for r in refs]).rows[0])
 
-    def sentence_signature(self) -> str:
-        if not self._sentence_scored:
-            self._sentence.sentence_score("a", ["a"])  # sacrebleu fills nrefs only after scoring
-        return f"{self.name}|{self._sentence.get_signature().format()}"
+    def sacrebleu_score(self, totals: np.ndarray):
+        """sacrebleu's score object (with its precisions, brevity penalty...) from exact totals."""
+        return self._corpus._compute_score_from_stats([int(x) for x in totals])
 
-    @property
-    def _sentence_scored(self) -> bool:
-        return getattr(self._sentence, "num_refs", 0) not in (0, None)
+    def score_from_totals(self, totals: np.ndarray) -> float:
+        return float(self.sacrebleu_score(totals).score)
 
-    def signature(self) -> str:
-        if self._signature is None:
-            raise RuntimeError("sacrebleu signatures are known only after a corpus_score call")
-        return self._signature
+    def scores_from_totals(self, totals: np.ndarray) -> np.ndarray:
+        # sacrebleu's paired test scores float32 sums, and keeps chrF's float32 scores: so do we
+        as_sacrebleu = np.asarray(totals).astype(np.float32)
+        return np.array([self._corpus._compute_score_from_stats(t).score for t in as_sacrebleu])
+
+    def sentence_score_from_row(self, row: np.ndarray) -> float:
+        return float(self._sentence._compute_score_from_stats([int(x) for x in row]).score)
+
+    def extra_from_stats(self, stats: SentenceStats) -> dict:
+        return {"sacrebleu": str(self.sacrebleu_score(stats.totals()))}
+
+    def _signature_of(self, obj: SacreMetric) -> Signature:
+        if getattr(obj, "num_refs", 0) in (0, None):
+            raise RuntimeError("sacrebleu signatures are known only once statistics have been extracted")
+        return Signature.parse(f"{self.name}|{obj.get_signature().format()}")
+
+    def signature(self, stats: SentenceStats | None = None) -> Signature:
+        return self._signature_of(self._corpus)
+
+    def sentence_signature(self, stats: SentenceStats | None = None) -> Signature:
+        return self._signature_of(self._sentence)
 
 
+@register_metric("bleu")
 class Bleu(SacrebleuMetric):
-    """sacrebleu BLEU (13a tokenisation, exp smoothing, case-sensitive unless ``lowercase``)."""
+    """sacrebleu BLEU (13a tokenization, exp smoothing, case-sensitive unless ``lowercase``)."""
 
+    key = "bleu"
     name = "BLEU"
 
     def __init__(self, lowercase: bool = False, tokenize: str | None = None) -> None:
@@ -87,21 +115,37 @@ class Bleu(SacrebleuMetric):
         self.tokenize = tokenize
         super().__init__()
 
+    @classmethod
+    def from_options(cls, key: str, options: MetricOptions, inputs=None) -> Bleu:
+        return cls(lowercase=options.lowercase)
+
     def _make(self, sentence: bool) -> SacreMetric:
         return BLEU(lowercase=self.lowercase, tokenize=self.tokenize, effective_order=sentence)
 
+    def _columns(self) -> tuple[str, ...]:
+        orders = range(1, self._corpus.max_ngram_order + 1)
+        return ("hyp_len", "ref_len", *(f"match{n}" for n in orders), *(f"total{n}" for n in orders))
 
+
+@register_metric("chrf", "chrf++")
 class Chrf(SacrebleuMetric):
     """sacrebleu chrF (character 6-grams, beta 2); ``word_order=2`` gives chrF++."""
-
-    name = "chrF"
 
     def __init__(self, word_order: int = 0, lowercase: bool = False) -> None:
         self.word_order = word_order
         self.lowercase = lowercase
-        if word_order:
-            self.name = "chrF++"
+        self.name = "chrF" + "+" * word_order
+        self.key = self.name.lower()
         super().__init__()
+
+    @classmethod
+    def from_options(cls, key: str, options: MetricOptions, inputs=None) -> Chrf:
+        return cls(word_order=2 if key == "chrf++" else 0, lowercase=options.lowercase)
 
     def _make(self, sentence: bool) -> SacreMetric:
         return CHRF(word_order=self.word_order, lowercase=self.lowercase)
+
+    def _columns(self) -> tuple[str, ...]:
+        orders = [f"c{n}" for n in range(1, self._corpus.char_order + 1)]
+        orders += [f"w{n}" for n in range(1, self.word_order + 1)]
+        return tuple(f"{o}_{part}" for o in orders for part in ("hyp", "ref", "match"))

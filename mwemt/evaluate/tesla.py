@@ -22,29 +22,37 @@ Variants, for MWEs identified with a target-language lexicon in both reference a
   nor punishing a paraphrase); `MetricScore.extra` counts them.
 - ``tesla-01``: the same with c = 0: an MWE is matched exactly or its links score nothing.
 
-Compositionality values come from the table (`read_compositionality`), else from the lexicon
-entry's compositionality column. Without a lexicon, the MWEs of the table are the lexicon. English uses WordNet
-3.0 through NLTK; another language can use a wordnet in the Open Multilingual Wordnet ``.tab``
-format (``wordnet=PATH``, e.g. MultiWordNet for Italian). Targets without one (or with
-``wordnet=False``) degrade to exact lemma matching, and the signature says ``wn:none``.
+Compositionality values come from the table (`CompositionalityTable`), else from the lexicon
+entry's compositionality column. Without a lexicon, the MWEs of the table are the lexicon. English
+uses WordNet 3.0 through NLTK; another language can use a wordnet in the Open Multilingual Wordnet
+``.tab`` format (`Tesla.from_files` with ``wordnet=PATH``, e.g. MultiWordNet for Italian). Targets
+without one (or with ``wordnet=False``) degrade to exact lemma matching, and the signature says
+``wn:none``. `Tesla` itself takes loaded data; `Tesla.from_files` reads the files.
+
+Per sentence the metric keeps its score and its MWE counts (`STATS_COLUMNS`): the corpus score, the
+bootstrap and the counts in `MetricScore.extra` are computed from these rows.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mwemt.errors import MwemtError
-from mwemt.evaluate.base import Metric, MetricScore, format_signature
+from mwemt.evaluate.base import RatioMetric, SentenceStats, Signature
 from mwemt.evaluate.function_words import describe as describe_function_words
 from mwemt.evaluate.function_words import is_function_token
 from mwemt.evaluate.ngram_match import max_weight_matching
+from mwemt.evaluate.registry import MetricOptions, register_metric
 from mwemt.evaluate.similarity import (
+    OmwResource,
+    WordNetResource,
     distinct_synset_sets,
     english_wordnet,
     ngram_min,
@@ -60,6 +68,9 @@ from mwemt.preprocess.annotate import Annotator
 from mwemt.preprocess.lemmatize import get_lemmatizer
 from mwemt.preprocess.lexicon import Lexicon
 from mwemt.records import LexiconEntry, Mwe
+
+if TYPE_CHECKING:
+    from mwemt.evaluate.inputs import ScoreInputs
 
 VARIANTS = ("tesla", "tesla-comp", "tesla-01")
 FUNCTION_WEIGHT = 0.1
@@ -81,23 +92,57 @@ class Analysis:
     mwes: list[Mwe] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class CompositionalityTable:
+    """MWE -> compositionality in [0, 1] (1 = compositional), with the ``source`` that the
+    signature names: ``FILE@sha256[:12]`` for a file, ``dict@digest`` for values given in code."""
+
+    values: Mapping[str, float]
+    source: str
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> CompositionalityTable:
+        """Read a ``mwe<TAB>score`` file (`mwemt.formats.read_compositionality`)."""
+        return cls(read_compositionality(path), f"{Path(path).name}@{sha256_file(path)[:12]}")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, float]) -> CompositionalityTable:
+        """Normalize the MWE keys, check the range and name the table by a digest of its content."""
+        comp = {normalise_mwe(k): float(v) for k, v in values.items()}
+        bad = [k for k, v in comp.items() if not 0.0 <= v <= 1.0]
+        if bad:
+            raise MwemtError(f"compositionality of {bad[0]!r} is outside [0, 1]")
+        digest = hashlib.sha256("".join(f"{k}\t{v!r}\n" for k, v in sorted(comp.items())).encode())
+        return cls(comp, f"dict@{digest.hexdigest()[:12]}")
+
+
 @dataclass
 class PairStats:
-    """Per-sentence bookkeeping of the MWE variants, summed into `MetricScore.extra`."""
+    """The MWE bookkeeping of one sentence pair: one statistics row's counts."""
 
     ref_mwes: int = 0
     matched: int = 0
     without_value: Counter = field(default_factory=Counter)
 
 
-class Tesla(Metric):
-    """TESLA-like sentence and corpus scores (module docstring), 0-100."""
+STATS_COLUMNS = ("score", "sentences", "ref_mwes", "ref_mwes_matched", "unmatched_without_compositionality")
+
+
+@register_metric(*VARIANTS)
+class Tesla(RatioMetric):
+    """TESLA-like sentence and corpus scores (module docstring), 0-100.
+
+    Statistics per sentence: its score (0-100), 1, and the MWE counts of the variants; the corpus
+    score is the mean of the sentence scores. Takes loaded data (`from_files` reads files).
+    """
+
+    scale = 1.0  # the score column is already on the 0-100 scale
 
     def __init__(self, variant: str = "tesla", lang: str = "en", lemmatizer: str = "simplemma",
-                 compositionality: dict[str, float] | str | Path | None = None,
+                 compositionality: Mapping[str, float] | CompositionalityTable | None = None,
                  lexicon: Lexicon | None = None, alpha: float = 0.8, max_n: int = 3, max_gap: int = 0,
                  *, default_compositionality: float = DEFAULT_COMPOSITIONALITY,
-                 function_weight: float = FUNCTION_WEIGHT, wordnet: bool | str | Path = True):
+                 function_weight: float = FUNCTION_WEIGHT, wordnet: bool | WordNetResource | OmwResource = True):
         if variant not in VARIANTS:
             raise MwemtError(f"unknown TESLA variant {variant!r}; choose one of {', '.join(VARIANTS)}")
         if not 0.0 < alpha < 1.0:
@@ -105,8 +150,10 @@ class Tesla(Metric):
         if max_n < 1:
             raise MwemtError(f"max_n must be at least 1, got {max_n}")
         if not 0.0 <= default_compositionality <= 1.0:
-            raise MwemtError("the default compositionality must be in [0, 1]")
-        self.name = variant
+            raise MwemtError("default_compositionality must be in [0, 1]")
+        if isinstance(compositionality, (str, Path)) or isinstance(wordnet, (str, Path)):
+            raise TypeError("Tesla takes loaded data; use Tesla.from_files to read files")
+        self.key = self.name = variant
         self.variant = variant
         self.lang = lang
         self.alpha = alpha
@@ -115,22 +162,16 @@ class Tesla(Metric):
         self.function_weight = function_weight
         self.default_compositionality = default_compositionality
 
-        self.compositionality_source = "none"
-        comp: dict[str, float] = {}
-        if isinstance(compositionality, (str, Path)):
-            comp = read_compositionality(compositionality)
-            self.compositionality_source = f"{Path(compositionality).name}@{sha256_file(compositionality)[:12]}"
-        elif compositionality is not None:
-            comp = {normalise_mwe(k): float(v) for k, v in compositionality.items()}
-            bad = [k for k, v in comp.items() if not 0.0 <= v <= 1.0]
-            if bad:
-                raise MwemtError(f"compositionality of {bad[0]!r} is outside [0, 1]")
-            digest = hashlib.sha256("".join(f"{k}\t{v!r}\n" for k, v in sorted(comp.items())).encode())
-            self.compositionality_source = f"dict@{digest.hexdigest()[:12]}"
+        table = None
+        if compositionality is not None:
+            table = compositionality if isinstance(compositionality, CompositionalityTable) \
+                else CompositionalityTable.from_mapping(compositionality)
+        comp: Mapping[str, float] = table.values if table is not None else {}
+        self.compositionality_source = table.source if table is not None else "none"
         if variant == "tesla-comp" and not comp and not (
                 lexicon is not None and any(e.compositionality is not None for e in lexicon.entries)):
-            raise MwemtError("tesla-comp needs compositionality scores: a mwe<TAB>score TSV, a dict, or a "
-                             "list lexicon with a compositionality column")
+            raise MwemtError("tesla-comp needs compositionality scores: a table (compositionality) or a "
+                             "lexicon with a compositionality column")
 
         uses_mwes = variant != "tesla"
         if uses_mwes and lexicon is None:
@@ -150,21 +191,40 @@ class Tesla(Metric):
         self._comp_norm: dict[str, float] = {}
         if self.lexicon is not None:
             for key, value in comp.items():
-                self._comp_norm.setdefault(" ".join(self.lexicon.normalise(key.split())), value)
+                self._comp_norm.setdefault(" ".join(self.lexicon.normalize(key.split())), value)
         self._comp_cache: dict[str, float | None] = {}
 
-        if isinstance(wordnet, (str, Path)):
-            self.wordnet = omw_wordnet(str(wordnet))
-        else:
+        if isinstance(wordnet, bool):
             self.wordnet = english_wordnet() if (wordnet and lang == "en") else None
+        else:
+            self.wordnet = wordnet
         self._lemma_ids: dict[str, int] = {}
         self._pos_ids: dict[str, int] = {}
         self._cache: dict[str, Analysis] = {}
 
+    @classmethod
+    def from_files(cls, variant: str = "tesla", lang: str = "en", *, compositionality: str | Path | None = None,
+                   lexicon: str | Path | None = None, lexicon_format: str = "auto",
+                   wordnet: bool | str | Path = True, **kwargs) -> Tesla:
+        """Read the compositionality table, the target-language lexicon and an OMW ``.tab`` wordnet
+        (``wordnet=PATH``; True: English WordNet for English) and build the metric."""
+        from mwemt.preprocess.annotate import load_lexicon
+
+        table = CompositionalityTable.from_file(compositionality) if compositionality is not None else None
+        lex = load_lexicon(lexicon, lexicon_format, lang=lang, side="target") if lexicon is not None else None
+        resource = omw_wordnet(str(wordnet)) if isinstance(wordnet, (str, Path)) else wordnet
+        return cls(variant, lang, compositionality=table, lexicon=lex, wordnet=resource, **kwargs)
+
+    @classmethod
+    def from_options(cls, key: str, options: MetricOptions, inputs: ScoreInputs | None = None) -> Tesla:
+        return cls(key, lang=options.lang, wordnet=options.tesla_wordnet,
+                   compositionality=inputs.compositionality if inputs is not None else None,
+                   lexicon=inputs.lexicon if inputs is not None else None)
+
     # ---- analysis -------------------------------------------------------------------------
 
-    def analyse(self, text: str) -> Analysis:
-        """Tokenise, lemmatise, tag and find MWEs in one sentence (cached per text)."""
+    def analyze(self, text: str) -> Analysis:
+        """Tokenize, lemmatize, tag and find MWEs in one sentence (cached per text)."""
         hit = self._cache.get(text)
         if hit is not None:
             return hit
@@ -186,14 +246,14 @@ class Tesla(Metric):
         return result
 
     def compositionality_of(self, mwe_lemma: str) -> float | None:
-        """An MWE lemma's compositionality: the table's value (raw or lexicon-normalised form),
+        """An MWE lemma's compositionality: the table's value (raw or lexicon-normalized form),
         else the lexicon entry's own column, else None."""
         if mwe_lemma in self._comp_cache:
             return self._comp_cache[mwe_lemma]
         key = normalise_mwe(mwe_lemma)
         value = self._comp_raw.get(key)
         if value is None and self.lexicon is not None:
-            value = self._comp_norm.get(" ".join(self.lexicon.normalise(key.split())))
+            value = self._comp_norm.get(" ".join(self.lexicon.normalize(key.split())))
             if value is None:
                 entry = self.lexicon.by_key.get(mwe_lemma)
                 value = entry.compositionality if entry is not None else None
@@ -261,47 +321,46 @@ class Tesla(Metric):
             f_values.append(p * rec / (self.alpha * p + (1 - self.alpha) * rec) if p > 0 and rec > 0 else 0.0)
         return float(np.mean(f_values))
 
-    def sentence_score(self, hyp: str, ref: str, **kwargs) -> float:
-        """0-100."""
-        return 100.0 * self._pair_score(self.analyse(hyp), self.analyse(ref))
-
-    def sentence_stats(self, hyps: Sequence[str], refs: Sequence[str]) -> np.ndarray:
-        """(score in [0, 1], 1) per sentence: the input of `mwemt.evaluate.bootstrap`."""
-        scores = self.corpus_score(hyps, refs).sentence_scores or []
-        return np.array([[s / 100.0, 1.0] for s in scores], dtype=np.float64).reshape(-1, 2)
-
-    def corpus_score(self, hyps: Sequence[str], refs: Sequence[str], *, progress: bool | None = None,
-                     **kwargs) -> MetricScore:
-        """Mean sentence score (0-100), per-sentence scores, and MWE counts in ``extra``."""
+    def sentence_stats(self, hyps: Sequence[str], refs: Sequence[str], *, progress: bool | None = None,
+                       **kwargs) -> SentenceStats:
+        """One row per sentence (`STATS_COLUMNS`); ``progress=None`` shows a bar only for long runs
+        on a terminal."""
         if isinstance(refs, str) or isinstance(hyps, str):
-            raise MwemtError("corpus_score takes sequences of sentences, not one string")
+            raise MwemtError("sentence_stats takes sequences of sentences, not one string")
         if len(hyps) != len(refs):
             raise MwemtError(f"{len(hyps)} hypotheses but {len(refs)} references")
         from tqdm import tqdm
 
-        # progress=None: a bar only for long runs on a terminal (tqdm's disable=None)
         disable = (not progress) if progress is not None else (None if len(hyps) >= 500 else True)
-        stats = PairStats()
+        without_value: Counter = Counter()
         solver_stats: dict[str, int] = {}
-        scores = []
+        rows = []
         for hyp, ref in tqdm(zip(hyps, refs), total=len(hyps), desc=self.name, unit="seg",
                              disable=disable, leave=False):
-            scores.append(100.0 * self._pair_score(self.analyse(hyp), self.analyse(ref), stats, solver_stats))
-        extra: dict = {"sentences": len(scores), "solver": dict(sorted(solver_stats.items()))}
+            pair = PairStats()
+            score = 100.0 * self._pair_score(self.analyze(hyp), self.analyze(ref), pair, solver_stats)
+            rows.append((score, 1.0, pair.ref_mwes, pair.matched, sum(pair.without_value.values())))
+            without_value.update(pair.without_value)
+        info = {"solver": dict(sorted(solver_stats.items())), "types_without_compositionality": len(without_value)}
+        return SentenceStats(np.array(rows, dtype=np.float64).reshape(-1, len(STATS_COLUMNS)), STATS_COLUMNS, info)
+
+    def extra_from_stats(self, stats: SentenceStats) -> dict:
+        """Sentence count and solver statistics; for the MWE variants, reference MWE counts."""
+        totals = stats.totals()
+        extra: dict = {"sentences": len(stats), "solver": stats.info.get("solver", {})}
         if self.variant != "tesla":
             extra.update({
-                "ref_mwes": stats.ref_mwes,
-                "ref_mwes_matched": stats.matched,
-                "ref_mwes_unmatched": stats.ref_mwes - stats.matched,
+                "ref_mwes": int(totals[2]),
+                "ref_mwes_matched": int(totals[3]),
+                "ref_mwes_unmatched": int(totals[2] - totals[3]),
             })
             if self.variant == "tesla-comp":
-                extra["unmatched_without_compositionality"] = sum(stats.without_value.values())
-                extra["types_without_compositionality"] = len(stats.without_value)
+                extra["unmatched_without_compositionality"] = int(totals[4])
+                extra["types_without_compositionality"] = stats.info.get("types_without_compositionality", 0)
                 extra["default_compositionality"] = self.default_compositionality
-        score = float(np.mean(scores)) if scores else 0.0
-        return MetricScore(self.name, score, self.signature(), scores, extra)
+        return extra
 
-    def signature(self) -> str:
+    def signature(self, stats: SentenceStats | None = None) -> Signature:
         fields: dict[str, object] = {
             "n": self.max_n, "alpha": self.alpha, "fw": self.function_weight, "lang": self.lang,
             "tok": f"moses-{self.lang}", "lemma": self.lemmatizer.signature,
@@ -317,4 +376,4 @@ class Tesla(Metric):
         if self.variant == "tesla-comp":
             fields["comp"] = self.compositionality_source
             fields["comp-default"] = self.default_compositionality
-        return format_signature(self.name, fields)
+        return Signature.of(self.name, fields)

@@ -27,11 +27,11 @@ KEY_LENGTH = 16
 
 
 def canonical_json(obj: Any) -> str:
-    """The one serialisation hashed for configuration sections (sorted keys, no whitespace)."""
+    """The one serialization hashed for configuration sections (sorted keys, no whitespace)."""
     try:
         return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     except (TypeError, ValueError) as exc:
-        raise MwemtError(f"configuration is not JSON-serialisable: {exc}") from None
+        raise MwemtError(f"configuration is not JSON-serializable: {exc}") from None
 
 
 class HashCache:

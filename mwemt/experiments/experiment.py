@@ -1,10 +1,12 @@
-"""The grid of Zaninello & Birch (2020) as a sequence of cached stages, and its results.
+"""The pipeline: the grid of Zaninello & Birch (2020), or one system of it, as cached stages.
 
-For every system: corpus -> [augment] -> annotate -> subword -> prepare -> train, then every test
+For every system: corpus -> [augment] -> annotate -> subword -> prepare -> train; then every test
 set's raw source is translated by the model directory (which annotates and segments it exactly as
 its training data was: `mwemt.nmt.translate.Translator`); finally every test set is scored for all
 systems at once (the baseline first, for the paired bootstrap) and results.{md,json,csv,png} are
-written in the run directory.
+written in the run directory. `run_experiment` does all of it (`mwemt run`, `mwemt demo`);
+`train_system` runs the same steps for one system up to its trained model (`mwemt train`). Both
+use one `Runner`: the same stage cache, lock and manifest, so there is one pipeline.
 
 Sharing: stages are looked up by key across systems, so work is done once wherever inputs and
 configuration coincide: the corpus split and test data for everybody; the reverse (IT->EN) model
@@ -16,164 +18,261 @@ words-with-spaces tokens change the source vocabulary), which is what the paper'
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import TextIO
 
+from mwemt.errors import MwemtError
 from mwemt.experiments import stages as S
-from mwemt.experiments.config import NMT_SECTIONS, system_section
+from mwemt.experiments.cache import CacheEntry
+from mwemt.experiments.config import REVERSE, SPLIT_REST, ExperimentConfig, require_tests
 from mwemt.experiments.results import SetScores, build_results, write_results
 from mwemt.experiments.runner import Runner
+from mwemt.nmt.train import FairseqJob
+from mwemt.preprocess.annotate import FACTOR_NAMES
+from mwemt.schema import to_plain
 
-REVERSE = "reverse"
-SPLIT_REST = "split-rest"   # data.monolingual: the target side of the training pairs train_size left out
-
-
-def _common(cfg: dict) -> dict:
-    return {"src_lang": cfg["src_lang"], "tgt_lang": cfg["tgt_lang"]}
+MODEL_LINK = "model"     # WORKDIR/model: where `mwemt train` puts (a link to) the trained model
 
 
-def count_stages(cfg: dict, systems: list[str]) -> int:
-    n_tests = len(cfg["tests"])
-    n = 1 + n_tests                                    # corpus, test data
-    if any(cfg["systems"][s]["augment"] == "backtranslation" for s in systems):
-        n += 4                                         # reverse annotate, subword, prepare, train
+class Pipeline:
+    """The steps of one run directory, in pipeline order; each method runs (or reuses) its stages."""
+
+    def __init__(self, runner: Runner, cfg: ExperimentConfig):
+        self.runner = runner
+        self.cfg = cfg
+        self._corpus: CacheEntry | None = None
+        self._reverse: CacheEntry | None = None
+
+    # ---- shared data
+    def corpus(self) -> CacheEntry:
+        """Training and validation pairs of every system (split, sampled, lowercased as configured)."""
+        if self._corpus is None:
+            cfg, data = self.cfg, self.cfg.data
+            size = data.split or data
+            section = S.CorpusSection(cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.lowercase,
+                                      train_size=size.train_size, valid_max=size.valid_max,
+                                      rest_max=data.split.rest_max if data.split else 0,
+                                      valid_size=data.split.valid_size if data.split else 0,
+                                      test_size=data.split.test_size if data.split else 0)
+            if data.split is not None:
+                inputs = {"tsv": data.split.tsv}
+            else:
+                src, tgt = cfg.src_lang, cfg.tgt_lang
+                inputs = {"train_src": f"{data.train}.{src}", "train_tgt": f"{data.train}.{tgt}",
+                          "valid_src": f"{data.valid}.{src}", "valid_tgt": f"{data.valid}.{tgt}"}
+            self._corpus = self.runner.stage("corpus", "shared", S.corpus_stage, config=section, inputs=inputs)
+        return self._corpus
+
+    def test_data(self) -> dict[str, CacheEntry]:
+        """Every test set as source, reference and (MWE test sets) JSONL items."""
+        out = {}
+        for name, t in self.cfg.tests.items():
+            section = S.TestDataSection(self.cfg.lowercase, t.max_items, t.annotator, t.all_sentences)
+            inputs = {k: getattr(t, k) for k in ("source", "reference", "testset", "from_ted") if getattr(t, k)}
+            out[name] = self.runner.stage("testdata", name, S.testdata_stage, config=section, inputs=inputs)
+        return out
+
+    # ---- one system
+    def training_files(self, system: str) -> dict[str, Path]:
+        """The system's training pairs: the corpus's, or the corpus's plus synthetic pairs."""
+        corpus = self.corpus()
+        files = {k: corpus.output(k) for k in ("train_src", "train_tgt")}
+        s, cfg = self.cfg.systems[system], self.cfg
+        if s.augment == "dictionary":
+            section = S.DictionarySection(cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.lowercase,
+                                          cfg.data.dictionary_format, s.augment_options)
+            entry = self.runner.stage("augment", system, S.dictionary_stage, config=section,
+                                      inputs={**files, "dictionary": cfg.data.dictionary})
+        elif s.augment == "backtranslation":
+            reverse = self.reverse_model()
+            mono = corpus.output("rest_tgt") if cfg.data.monolingual == SPLIT_REST else cfg.data.monolingual
+            section = S.BacktranslationSection(cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.lowercase,
+                                               cfg.data.target_lexicon_format, s.augment_options)
+            entry = self.runner.stage("augment", system, S.backtranslation_stage, config=section,
+                                      inputs={**files, "monolingual": mono, "target_lexicon": cfg.data.target_lexicon,
+                                              "model": reverse.output("model")})
+        else:
+            return files
+        return {k: entry.output(k) for k in ("train_src", "train_tgt")}
+
+    def reverse_model(self) -> CacheEntry:
+        """The target -> source model of back-translation, trained once, on plain text."""
+        if self._reverse is None:
+            corpus = self.corpus()
+            files = {"train_src": corpus.output("train_tgt"), "train_tgt": corpus.output("train_src"),
+                     "valid_src": corpus.output("valid_tgt"), "valid_tgt": corpus.output("valid_src")}
+            self._reverse = self.model(REVERSE, files)
+        return self._reverse
+
+    def system_files(self, system: str) -> dict[str, Path]:
+        """The system's training pairs (augmented or not) and the validation pairs."""
+        corpus = self.corpus()
+        return {**self.training_files(system), "valid_src": corpus.output("valid_src"),
+                "valid_tgt": corpus.output("valid_tgt")}
+
+    def system_model(self, system: str) -> CacheEntry:
+        """The trained model of one system (its train stage)."""
+        return self.model(system, self.system_files(system))
+
+    def model(self, system: str, files: dict[str, Path]) -> CacheEntry:
+        """annotate -> subword -> prepare -> train for one model; returns its train stage."""
+        section, inputs = self.model_data(system, files)
+        return self.runner.stage("train", system, S.train_stage, resumable=True, config=section, inputs=inputs)
+
+    def model_data(self, system: str, files: dict[str, Path]) -> tuple[S.TrainSection, dict[str, Path]]:
+        """annotate -> subword -> prepare for one model; returns its train stage's section and inputs.
+
+        Each stage's key holds only the sections it reads, so e.g. more epochs retrain but reuse
+        the annotated, segmented and binarized data.
+        """
+        cfg, sections = self.cfg, self.cfg.model_sections(system)
+        encoding = sections.encoding
+        src, tgt = (cfg.tgt_lang, cfg.src_lang) if system == REVERSE else (cfg.src_lang, cfg.tgt_lang)
+        uses_lexicon = encoding != "none"
+        lexicon = {"lexicon": Path(cfg.data.lexicon)} if uses_lexicon and cfg.data.lexicon else {}
+        annotate = S.AnnotateSection(src, tgt, encoding, cfg.data.lexicon_format if uses_lexicon else "auto",
+                                     cfg.data.lexicon_side if uses_lexicon else "source", sections.preprocess)
+        ann = self.runner.stage("annotate", system, S.annotate_stage, config=annotate, inputs={**files, **lexicon})
+        split_files = ("train_src", "train_tgt", "valid_src", "valid_tgt")
+        sw = self.runner.stage("subword", system, S.subword_stage,
+                               config=S.SubwordSection(src, tgt, cfg.seed, encoding, sections.subword),
+                               inputs={k: ann.output(k) for k in split_files})
+        prep = self.runner.stage("prepare", system, S.prepare_stage,
+                                 config=S.PrepareSection(src, tgt, encoding, sections.prepare),
+                                 inputs={k: sw.output(k) for k in split_files})
+        job = FairseqJob(sections.model, sections.train, src, tgt, len(FACTOR_NAMES[encoding]), cfg.seed)
+        return S.TrainSection(job, annotate, sections.subword.iob), {
+            "data": prep.output("data"), "src_model": sw.output("src_model"), "tgt_model": sw.output("tgt_model"),
+            **lexicon}
+
+    def translations(self, system: str, model: CacheEntry, tests: dict[str, CacheEntry]) -> dict[str, Path]:
+        """Every test source translated by the system's model: test name -> hypothesis file."""
+        t = self.cfg.systems[system].translate
+        section = S.TranslateSection(self.cfg.tgt_lang, t.beam, t.batch_size)
+        out = {}
+        for name, test in tests.items():
+            hyp = self.runner.stage("translate", f"{system}.{name}", S.translate_stage, config=section,
+                                    inputs={"source": test.output("source"), "model": model.output("model")},
+                                    params={"threads": t.threads})   # CPU threads: speed only, not in the key
+            out[name] = hyp.output("hyp")
+        return out
+
+    # ---- scores
+    def scores(self, systems: list[str], tests: dict[str, CacheEntry],
+               hyps: dict[str, dict[str, Path]]) -> list[SetScores]:
+        """Every test set scored for all systems, the baseline first."""
+        cfg, sc = self.cfg, self.cfg.score
+        out = []
+        for name, t in cfg.tests.items():
+            section = S.ScoreSection(t.metrics, tuple(systems), cfg.tgt_lang, cfg.lowercase_test(name), sc.bootstrap,
+                                     sc.bootstrap_seed, sc.mwe_average, cfg.data.target_lexicon_format)
+            inputs = {f"hyp.{s}": hyps[name][s] for s in systems}
+            inputs["reference"] = tests[name].output("reference")
+            if "testset" in tests[name].outputs:
+                inputs["testset"] = tests[name].output("testset")
+            if t.compositionality:
+                inputs["compositionality"] = t.compositionality
+            if cfg.data.target_lexicon and {"tesla-comp", "tesla-01"} & set(t.metrics):
+                inputs["target_lexicon"] = cfg.data.target_lexicon
+            entry = self.runner.stage("score", name, S.score_stage, config=section, inputs=inputs)
+            out.append(SetScores(name, t.role, json.loads(entry.output("scores").read_text(encoding="utf-8"))))
+        return out
+
+
+# ---------------------------------------------------------------- the commands
+
+def ordered_systems(cfg: ExperimentConfig, systems: list[str] | None = None) -> list[str]:
+    """The systems to run, the baseline first (it is always run: the others are tested against it)."""
+    names = list(systems or cfg.systems)
+    unknown = [s for s in names if s not in cfg.systems]
+    if unknown:
+        raise MwemtError(f"systems {', '.join(unknown)} are not in the config (it has {', '.join(cfg.systems)})")
+    baseline = cfg.score.baseline or names[0]
+    return [baseline] + [s for s in names if s != baseline]
+
+
+def count_stages(cfg: ExperimentConfig, systems: list[str], *, with_tests: bool = True) -> int:
+    """How many stages a run of ``systems`` visits (for the [k/N] progress labels)."""
+    n_tests = len(cfg.tests) if with_tests else 0
+    n = 1 + n_tests                                                     # corpus, test data
+    if any(cfg.systems[s].augment == "backtranslation" for s in systems):
+        n += 4                                                          # the reverse model
     for s in systems:
-        n += 4 + (cfg["systems"][s]["augment"] != "none") + n_tests
-    return n + n_tests                                 # score
+        n += 4 + (cfg.systems[s].augment != "none") + n_tests           # model, augment, translations
+    return n + n_tests                                                  # scores
 
 
-def train_pipeline(runner: Runner, cfg: dict, system: str, train_files: dict[str, Path],
-                   valid_files: dict[str, Path], encoding: str, src: str, tgt: str) -> dict:
-    """annotate -> subword -> prepare -> train for one direction; returns the stage entries.
-
-    Each stage's key holds only the config sections it reads, so e.g. more epochs retrain but
-    reuse the annotated, segmented and binarised data.
-    """
-    sec = {name: system_section(cfg, system, name) for name in NMT_SECTIONS}
-    base = {"src_lang": src, "tgt_lang": tgt, "encoding": encoding}
-    lexicon = {"lexicon": cfg["data"]["lexicon"]} if encoding != "none" else {}
-    ann = runner.stage("annotate", system, S.annotate_stage, config={**base, "preprocess": sec["preprocess"]},
-                       inputs={**train_files, **valid_files, **lexicon})
-    split_files = ("train_src", "train_tgt", "valid_src", "valid_tgt")
-    sw = runner.stage("subword", system, S.subword_stage,
-                      config={**base, "seed": cfg["seed"], "subword": sec["subword"]},
-                      inputs={k: ann.output(k) for k in split_files})
-    prep = runner.stage("prepare", system, S.prepare_stage, config={**base, "prepare": sec["prepare"]},
-                        inputs={k: sw.output(k) for k in split_files})
-    model = runner.stage("train", system, S.train_stage, resumable=True,
-                         config={**base, "seed": cfg["seed"], **{k: sec[k] for k in NMT_SECTIONS}},
-                         inputs={"data": prep.output("data"), "src_model": sw.output("src_model"),
-                                 "tgt_model": sw.output("tgt_model"), **lexicon})
-    return {"annotate": ann, "subword": sw, "prepare": prep, "train": model}
-
-
-def run_experiment(cfg: dict, run_dir: str | Path, *, systems: list[str] | None = None,
+def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[str] | None = None,
                    progress: bool = True, log: TextIO | None = None, plot: bool = True) -> dict:
     """Run (or resume) the whole grid; returns the results dictionary (also written to RUN/results.*)."""
-    log = log if log is not None else sys.stderr
+    require_tests(cfg)
+    names = ordered_systems(cfg, systems)
     run_dir = Path(run_dir)
-    names = systems or list(cfg["systems"])
-    baseline = cfg["score"]["baseline"]
-    if baseline not in names:
-        names = [baseline, *names]
-    names = [baseline] + [s for s in names if s != baseline]
-    src, tgt = cfg["src_lang"], cfg["tgt_lang"]
     t0 = time.monotonic()
-    with Runner(run_dir, config=cfg, seed=int(cfg["seed"]), total=count_stages(cfg, names), progress=progress,
-                log=log) as runner:
-        # ---- shared data
-        data = cfg["data"]
-        corpus_conf = {**_common(cfg), "seed": cfg["seed"], "lowercase": bool(cfg["lowercase"])}
-        if data.get("split"):
-            sp = data["split"]
-            corpus_conf.update({k: sp[k] for k in ("valid_size", "test_size", "train_size", "valid_max", "rest_max") if k in sp})
-            corpus_conf.setdefault("valid_size", 1000)
-            corpus_inputs = {"tsv": sp["tsv"]}
-        else:
-            corpus_conf.update({k: data[k] for k in ("train_size", "valid_max") if data.get(k)})
-            corpus_inputs = {"train_src": f"{data['train']}.{src}", "train_tgt": f"{data['train']}.{tgt}",
-                             "valid_src": f"{data['valid']}.{src}", "valid_tgt": f"{data['valid']}.{tgt}"}
-        corpus = runner.stage("corpus", "shared", S.corpus_stage, config=corpus_conf, inputs=corpus_inputs)
-        tests = {}
-        for tname, t in cfg["tests"].items():
-            t_inputs = {k: t[k] for k in ("source", "reference", "testset", "from_ted") if t.get(k)}
-            t_conf = {"lowercase": bool(cfg["lowercase"]),
-                      **{k: t[k] for k in ("max_items", "annotator", "all_sentences") if t.get(k)}}
-            tests[tname] = runner.stage("testdata", tname, S.testdata_stage, config=t_conf, inputs=t_inputs)
-        train_files = {"train_src": corpus.output("train_src"), "train_tgt": corpus.output("train_tgt")}
-        valid_files = {"valid_src": corpus.output("valid_src"), "valid_tgt": corpus.output("valid_tgt")}
-
-        # ---- systems
-        hyps: dict[str, dict[str, Path]] = {t: {} for t in cfg["tests"]}
-        reverse = None
+    with Runner(run_dir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, names), progress=progress,
+                log=log if log is not None else sys.stderr) as runner:
+        pipe = Pipeline(runner, cfg)
+        pipe.corpus()
+        tests = pipe.test_data()
+        hyps: dict[str, dict[str, Path]] = {t: {} for t in cfg.tests}
         for system in names:
-            sconf = cfg["systems"][system]
-            files = dict(train_files)
-            aug = sconf["augment"]
-            if aug == "dictionary":
-                a = {**cfg["augment"].get("dictionary", {}), **sconf.get("augment_options", {})}
-                entry = runner.stage("augment", system, S.dictionary_stage,
-                                     config={**_common(cfg), **a, "kind": "dictionary", "seed": cfg["seed"],
-                                             "format": data.get("dictionary_format", "auto"),
-                                             "lowercase": bool(cfg["lowercase"])},
-                                     inputs={**files, "dictionary": data["dictionary"]})
-                files = {"train_src": entry.output("train_src"), "train_tgt": entry.output("train_tgt")}
-            elif aug == "backtranslation":
-                if reverse is None:   # the reverse (target -> source) model, trained once, without MWE encoding
-                    rev_train = {"train_src": train_files["train_tgt"], "train_tgt": train_files["train_src"]}
-                    rev_valid = {"valid_src": valid_files["valid_tgt"], "valid_tgt": valid_files["valid_src"]}
-                    reverse = train_pipeline(runner, cfg, REVERSE, rev_train, rev_valid, "none", tgt, src)
-                monolingual = corpus.output("rest_tgt") if data["monolingual"] == SPLIT_REST else data["monolingual"]
-                a = {**cfg["augment"].get("backtranslation", {}), **sconf.get("augment_options", {})}
-                entry = runner.stage("augment", system, S.backtranslation_stage,
-                                     config={**_common(cfg), **a, "kind": "backtranslation", "seed": cfg["seed"],
-                                             "lowercase": bool(cfg["lowercase"]),
-                                             "target_lexicon_format": data.get("target_lexicon_format", "auto"),
-                                             "beam": int(a.get("beam", 5)),            # reverse-model decoding
-                                             "batch_size": int(a.get("batch_size", 64))},
-                                     inputs={**files, "monolingual": monolingual,
-                                             "target_lexicon": data["target_lexicon"],
-                                             "model": reverse["train"].output("model")})
-                files = {"train_src": entry.output("train_src"), "train_tgt": entry.output("train_tgt")}
-            enc = sconf["encoding"]
-            p = train_pipeline(runner, cfg, system, files, valid_files, enc, src, tgt)
-            tr_conf = {**system_section(cfg, system, "translate"), "tgt_lang": tgt}
-            threads = int(tr_conf.pop("threads", 1))   # CPU threads: speed only, not part of the key
-            for tname, tentry in tests.items():
-                hyp = runner.stage("translate", f"{system}.{tname}", S.translate_stage, config=tr_conf,
-                                   inputs={"source": tentry.output("source"), "model": p["train"].output("model")},
-                                   params={"threads": threads})
-                hyps[tname][system] = hyp.output("hyp")
-
-        # ---- scores
-        test_scores = []
-        for tname, t in cfg["tests"].items():
-            sc = cfg["score"]
-            score_conf = {"metrics": list(t["metrics"]), "systems": names, "lang": tgt,
-                          "lowercase": bool(t.get("lowercase", cfg["lowercase"])),
-                          "bootstrap": int(sc.get("bootstrap", 1000)),
-                          "bootstrap_seed": int(sc.get("bootstrap_seed", 12345)),
-                          "mwe_average": sc.get("mwe_average", "sentence"),
-                          "target_lexicon_format": data.get("target_lexicon_format", "auto")}
-            s_inputs = {f"hyp.{s}": hyps[tname][s] for s in names}
-            s_inputs["reference"] = tests[tname].output("reference")
-            if "testset" in tests[tname].outputs:
-                s_inputs["testset"] = tests[tname].output("testset")
-            if t.get("compositionality"):
-                s_inputs["compositionality"] = t["compositionality"]
-            if data.get("target_lexicon") and any(m in ("tesla-comp", "tesla-01") for m in t["metrics"]):
-                s_inputs["target_lexicon"] = data["target_lexicon"]
-            entry = runner.stage("score", tname, S.score_stage, config=score_conf, inputs=s_inputs)
-            import json
-
-            run = json.loads(entry.output("scores").read_text(encoding="utf-8"))
-            test_scores.append(SetScores(tname, t["role"], run))
-        meta = {"config": cfg.get("config_path"), "run directory": str(run_dir), "seed": cfg["seed"],
-                "compute time of all stages": f"{runner.compute_seconds / 60:.1f} min",
-                "wall time of this invocation": f"{(time.monotonic() - t0) / 60:.1f} min"}
-        results = build_results(test_scores, name=cfg["name"], baseline=baseline, meta=meta)
-        paths = write_results(run_dir, results, plot=plot)
-        runner.extra["results"] = {k: str(v) for k, v in paths.items()}
+            for test, hyp in pipe.translations(system, pipe.system_model(system), tests).items():
+                hyps[test][system] = hyp
+        results = build_results(pipe.scores(names, tests, hyps), name=cfg.name, baseline=names[0],
+                                meta=_run_meta(cfg, run_dir, runner, t0))
+        runner.extra["results"] = {k: str(v) for k, v in write_results(run_dir, results, plot=plot).items()}
     return results
+
+
+def _run_meta(cfg: ExperimentConfig, run_dir: Path, runner: Runner, t0: float) -> dict:
+    return {"config": cfg.source, "run directory": str(run_dir), "seed": cfg.seed,
+            "compute time of all stages": f"{runner.compute_seconds / 60:.1f} min",
+            "wall time of this invocation": f"{(time.monotonic() - t0) / 60:.1f} min"}
+
+
+def train_system(cfg: ExperimentConfig, system: str, workdir: str | Path, *, progress: bool = True,
+                 log: TextIO | None = None) -> Path:
+    """Run the pipeline of one system up to its trained model; returns WORKDIR/model, a link to it.
+
+    The same stages, cache, lock and manifest as `run_experiment`: a rerun resumes (training from
+    its last checkpoint), and a finished model with unchanged data and settings is not trained again.
+    """
+    workdir = Path(workdir)
+    _check_model_link(workdir / MODEL_LINK)
+    with Runner(workdir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, [system], with_tests=False),
+                progress=progress, log=log if log is not None else sys.stderr) as runner:
+        model = Pipeline(runner, cfg).system_model(system).output("model")
+        return publish_model(model, workdir / MODEL_LINK)
+
+
+def prepare_system(cfg: ExperimentConfig, system: str, workdir: str | Path, *, progress: bool = True,
+                   log: TextIO | None = None) -> tuple[FairseqJob, Path, Path]:
+    """The data stages of one system (cached), without training: fairseq-train's job, its binarized
+    data and the model directory its train stage uses (for printing the fairseq command)."""
+    with Runner(Path(workdir), config=to_plain(cfg), seed=cfg.seed, progress=progress,
+                log=log if log is not None else sys.stderr) as runner:
+        pipe = Pipeline(runner, cfg)
+        section, inputs = pipe.model_data(system, pipe.system_files(system))
+        directory = runner.directory_for("train", system, inputs=inputs, config=section)
+    return section.job, Path(inputs["data"]), directory / "model"
+
+
+def publish_model(model: Path, link: Path) -> Path:
+    """Point ``link`` (e.g. WORKDIR/model) at a trained model directory, replacing an older link."""
+    _check_model_link(link)
+    tmp = link.with_name(f".{link.name}.link")
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    tmp.symlink_to(os.path.relpath(model.resolve(), link.parent.resolve()), target_is_directory=True)
+    os.replace(tmp, link)
+    return link
+
+
+def _check_model_link(link: Path) -> None:
+    if link.exists() and not link.is_symlink():
+        raise MwemtError(f"{link} is not a link to a trained model (a model directory of an older mwemt?); "
+                         f"move it away or train into another working directory")

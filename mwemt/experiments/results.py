@@ -150,13 +150,13 @@ def plot_results(results: dict, path: str | Path) -> None:
     ncols = min(n, 4)
     nrows = math.ceil(n / ncols) if n else 1
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.9 * nrows), squeeze=False)
-    colours = plt.get_cmap("tab10").colors
+    colors = plt.get_cmap("tab10").colors
     for k, c in enumerate(cols):
         ax = axes[k // ncols][k % ncols]
         vals = [results["scores"][s][c["id"]]["score"] for s in systems]
         errs = [results["scores"][s][c["id"]].get("bs_ci95") or 0.0 for s in systems]
         ax.bar(range(len(systems)), vals, yerr=errs, capsize=3,
-               color=[colours[i % len(colours)] for i in range(len(systems))])
+               color=[colors[i % len(colors)] for i in range(len(systems))])
         for i, s in enumerate(systems):
             p = results["scores"][s][c["id"]].get("p_value")
             if p is not None and p < ALPHA:

@@ -23,6 +23,7 @@ from mwemt import __version__
 from mwemt.errors import MwemtError
 from mwemt.experiments.cache import CacheEntry, StageCache, stage_key
 from mwemt.provenance import versions, write_json
+from mwemt.schema import to_plain
 
 
 @dataclass
@@ -32,7 +33,7 @@ class StageContext:
     stage: str
     system: str
     inputs: dict[str, Path]
-    config: dict
+    config: Any              # the stage's section (a frozen dataclass)
     out: Path
     seed: int
     progress: bool = True
@@ -81,8 +82,8 @@ class Runner:
             fcntl.flock(self._lock_fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._lock_fh.close()
-            raise MwemtError(f"another mwemt run is using {self.run_dir}; wait for it or choose another "
-                             f"--run-dir") from None
+            raise MwemtError(f"another mwemt command is using {self.run_dir}; wait for it or choose another "
+                             f"directory") from None
         return self
 
     def __exit__(self, *exc) -> None:
@@ -102,16 +103,12 @@ class Runner:
               config: Any = None, resumable: bool = False, params: dict | None = None) -> CacheEntry:
         """Run (or reuse) one stage and return its finished cache entry.
 
-        ``config`` is part of the key; ``params`` (e.g. worker counts) are not, so they must not
-        change what the stage produces.
+        ``config`` (the stage's section, a frozen dataclass) is part of the key in its canonical form
+        (`mwemt.schema.to_plain`); ``params`` (e.g. thread counts) are not, so they must not change
+        what the stage produces.
         """
-        inputs_p = {k: Path(v) for k, v in (inputs or {}).items()}
-        for k, p in inputs_p.items():
-            if not p.exists():
-                raise MwemtError(f"stage {name} ({system}): input {k!r} not found: {p}")
-        config = config if config is not None else {}
-        hashes = {k: self.input_hash(p) for k, p in sorted(inputs_p.items())}
-        key = stage_key(name, config, hashes)
+        config = {} if config is None else config
+        inputs_p, hashes, key = self._key(name, system, inputs, config)
         self._count += 1
         label = self._label(name, system)
         entry = self.cache.lookup(name, key, prefer_system=system)
@@ -140,7 +137,7 @@ class Runner:
             self._print(f"{label} FAILED after {time.monotonic() - t0:.1f}s")
             raise
         elapsed = time.monotonic() - t0
-        record = {"stage": name, "system": system, "key": key, "config": config,
+        record = {"stage": name, "system": system, "key": key, "config": to_plain(config),
                   "inputs": {k: {"path": str(p), "sha256": hashes[k]} for k, p in inputs_p.items()},
                   "elapsed_seconds": round(elapsed, 3), "mwemt": __version__,
                   "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
@@ -148,6 +145,20 @@ class Runner:
         self._print(f"{label} done     {elapsed:.1f}s")
         self._remember(name, system, key, "ran", elapsed, entry)
         return entry
+
+    def directory_for(self, name: str, system: str, *, inputs: dict[str, str | Path] | None = None,
+                      config: Any = None) -> Path:
+        """Where the stage would run (or ran), without running it."""
+        return self.cache.directory(name, system, self._key(name, system, inputs, config)[2])
+
+    def _key(self, name: str, system: str, inputs: dict[str, str | Path] | None,
+             config: Any) -> tuple[dict[str, Path], dict[str, str], str]:
+        inputs_p = {k: Path(v) for k, v in (inputs or {}).items()}
+        for k, p in inputs_p.items():
+            if not p.exists():
+                raise MwemtError(f"stage {name} ({system}): input {k!r} not found: {p}")
+        hashes = {k: self.input_hash(p) for k, p in sorted(inputs_p.items())}
+        return inputs_p, hashes, stage_key(name, to_plain(config) if config is not None else {}, hashes)
 
     def _label(self, name: str, system: str) -> str:
         total = f"/{self.total}" if self.total else ""

@@ -2,21 +2,44 @@
 
 They are thin: every step calls the library function that does it (`mwemt.augment`,
 `mwemt.preprocess`, `mwemt.nmt`, `mwemt.evaluate`), reading only ``ctx.inputs`` and
-``ctx.config`` (never the run-wide ``ctx.seed``: a seed a stage uses is in its config) and writing
-only inside ``ctx.out``, so a stage's key fully describes its result.
+``ctx.config``, writing only inside ``ctx.out``. ``ctx.config`` is the stage's own section, a
+frozen dataclass defined here next to its stage: it holds exactly the settings the stage reads and
+nothing else, no input path, so its canonical serialization plus the hashes of the inputs is the
+stage's cache key (a change to one setting reruns only the stages that read it).
 """
 
 from __future__ import annotations
 
-import random
-from dataclasses import fields
+from dataclasses import dataclass
 from pathlib import Path
 
-from mwemt.errors import MwemtError
+from mwemt.errors import InputError, MwemtError
+from mwemt.experiments.config import BacktranslationOptions, DictionaryOptions
 from mwemt.fileio import iter_parallel, read_lines, write_lines
+from mwemt.nmt.config import PrepareConfig
+from mwemt.nmt.train import FairseqJob
+from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig, PreprocessConfig
+from mwemt.preprocess.subword import SubwordConfig
 from mwemt.provenance import write_json
+from mwemt.sampling import sample_indices
+from mwemt.schema import to_plain
 
 # ---------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class CorpusSection:
+    """Languages, seed and sizes of the training and validation pairs (sizes 0 = everything)."""
+
+    src_lang: str
+    tgt_lang: str
+    seed: int
+    lowercase: bool = False
+    train_size: int = 0
+    valid_max: int = 0
+    rest_max: int = 0
+    valid_size: int = 0      # a split TSV only
+    test_size: int = 0
 
 
 def corpus_stage(ctx) -> dict:
@@ -24,30 +47,28 @@ def corpus_stage(ctx) -> dict:
     given corpus prefixes; optionally a seeded subsample of the training pairs and lowercasing."""
     from mwemt.augment.corpus import read_corpus, split_tsv, write_corpus
 
-    c = ctx.config
-    src, tgt = c["src_lang"], c["tgt_lang"]
+    c: CorpusSection = ctx.config
+    src, tgt = c.src_lang, c.tgt_lang
     if "tsv" in ctx.inputs:
         split_dir = ctx.out / "split"
-        split_tsv(ctx.inputs["tsv"], split_dir, valid_size=int(c["valid_size"]), test_size=int(c.get("test_size", 0)),
-                  seed=int(c["seed"]), src_lang=src, tgt_lang=tgt)
+        split_tsv(ctx.inputs["tsv"], split_dir, valid_size=c.valid_size, test_size=c.test_size, seed=c.seed,
+                  src_lang=src, tgt_lang=tgt)
         train = read_corpus(split_dir / "train", src, tgt)
         valid = read_corpus(split_dir / "valid", src, tgt)
     else:
         train = list(iter_parallel(ctx.inputs["train_src"], ctx.inputs["train_tgt"]))
         valid = list(iter_parallel(ctx.inputs["valid_src"], ctx.inputs["valid_tgt"]))
     n_all = len(train)
-    size = c.get("train_size")
     rest: list[tuple[str, str]] = []
-    if size and int(size) < len(train):
-        keep = set(random.Random(int(c["seed"])).sample(range(len(train)), int(size)))
+    if c.train_size and c.train_size < len(train):
+        keep = set(sample_indices(len(train), c.train_size, c.seed))
         rest = [p for i, p in enumerate(train) if i not in keep]
         train = [p for i, p in enumerate(train) if i in keep]
-        if c.get("rest_max") and int(c["rest_max"]) < len(rest):
-            rest = [rest[i] for i in sorted(random.Random(int(c["seed"]) + 1).sample(range(len(rest)),
-                                                                                     int(c["rest_max"])))]
-    if c.get("valid_max") and int(c["valid_max"]) < len(valid):
-        valid = valid[: int(c["valid_max"])]
-    if c.get("lowercase"):
+        if c.rest_max and c.rest_max < len(rest):
+            rest = [rest[i] for i in sample_indices(len(rest), c.rest_max, c.seed + 1)]
+    if c.valid_max and c.valid_max < len(valid):
+        valid = valid[:c.valid_max]
+    if c.lowercase:
         train = [(s.lower(), t.lower()) for s, t in train]
         valid = [(s.lower(), t.lower()) for s, t in valid]
     write_corpus(ctx.out / "train", train, src, tgt)
@@ -55,33 +76,42 @@ def corpus_stage(ctx) -> dict:
     # the target side of the training pairs left out by train_size: monolingual text for back-translation
     write_lines(ctx.out / f"rest.{tgt}", [t for _, t in rest])
     write_json(ctx.out / "corpus.json", {"train_pairs_available": n_all, "train_pairs": len(train),
-                                         "valid_pairs": len(valid), "rest_pairs": len(rest), "config": c})
+                                         "valid_pairs": len(valid), "rest_pairs": len(rest),
+                                         "config": to_plain(c)})
     return {"train_src": f"train.{src}", "train_tgt": f"train.{tgt}",
             "valid_src": f"valid.{src}", "valid_tgt": f"valid.{tgt}", "rest_tgt": f"rest.{tgt}"}
+
+
+@dataclass(frozen=True)
+class TestDataSection:
+    """How one test set is read: its size limit, case and (TED) annotation settings."""
+
+    lowercase: bool = False
+    max_items: int = 0
+    annotator: str = "FINAL"
+    all_sentences: bool = False
 
 
 def testdata_stage(ctx) -> dict:
     """One test set as source lines, reference lines and (for MWE test sets) the JSONL items."""
     from mwemt.formats import read_testset, write_testset
 
-    c = ctx.config
-    lower = bool(c.get("lowercase"))
+    c: TestDataSection = ctx.config
     items = None
     if "testset" in ctx.inputs:
         items = read_testset(ctx.inputs["testset"])
     elif "from_ted" in ctx.inputs:
         from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs
 
-        rows = read_ted_pairs(ctx.inputs["from_ted"], annotator=c.get("annotator", "FINAL"))
+        rows = read_ted_pairs(ctx.inputs["from_ted"], annotator=c.annotator)
         ted_src = read_lines(ctx.inputs["source"]) if "source" in ctx.inputs else None
         ted_ref = read_lines(ctx.inputs["reference"]) if "reference" in ctx.inputs else None
         items, report = build_ted_testset(rows, ted_sources=ted_src, ted_references=ted_ref,
-                                          all_sentences=bool(c.get("all_sentences")),
-                                          pairs_name=str(ctx.inputs["from_ted"]))
+                                          all_sentences=c.all_sentences, pairs_name=str(ctx.inputs["from_ted"]))
         write_json(ctx.out / "testset.report.json", report.to_dict())
     if items is not None:
-        if c.get("max_items"):
-            items = items[: int(c["max_items"])]
+        if c.max_items:
+            items = items[:c.max_items]
         sources = [it.source for it in items]
         references = [it.reference for it in items]
         write_testset(ctx.out / "testset.jsonl", items)
@@ -90,9 +120,9 @@ def testdata_stage(ctx) -> dict:
         references = read_lines(ctx.inputs["reference"])
         if len(sources) != len(references):
             raise MwemtError(f"test {ctx.system}: {len(sources)} source lines but {len(references)} references")
-        if c.get("max_items"):
-            sources, references = sources[: int(c["max_items"])], references[: int(c["max_items"])]
-    if lower:
+        if c.max_items:
+            sources, references = sources[:c.max_items], references[:c.max_items]
+    if c.lowercase:
         sources = [s.lower() for s in sources]
     write_lines(ctx.out / "source.txt", sources)
     write_lines(ctx.out / "reference.txt", references)
@@ -104,21 +134,43 @@ def testdata_stage(ctx) -> dict:
 
 # ---------------------------------------------------------------- augmentation
 
+@dataclass(frozen=True)
+class DictionarySection:
+    """+dictionary: the languages, seed, case, dictionary format and the augmentation's options."""
+
+    src_lang: str
+    tgt_lang: str
+    seed: int
+    lowercase: bool
+    dictionary_format: str
+    options: DictionaryOptions
+
 
 def dictionary_stage(ctx) -> dict:
     """+dictionary: training pairs plus MWE dictionary pairs (`mwemt.augment.dictionary`)."""
     from mwemt.augment.dictionary import DictionaryConfig, augment_with_dictionary
 
-    c = ctx.config
-    src, tgt = c["src_lang"], c["tgt_lang"]
+    c: DictionarySection = ctx.config
+    src, tgt = c.src_lang, c.tgt_lang
     prefix = _link_prefix(ctx, "in", src, tgt)
-    conf = DictionaryConfig(ratio=float(c.get("ratio", 0.1)), seed=int(c["seed"]), fmt=c.get("format", "auto"),
-                            mwe_only=bool(c.get("mwe_only", True)), lemmatizer=c.get("lemmatizer", "simplemma"),
-                            src_lang=src, tgt_lang=tgt)
+    conf = DictionaryConfig(ratio=c.options.ratio, seed=c.seed, fmt=c.dictionary_format,
+                            mwe_only=c.options.mwe_only, lemmatizer=c.options.lemmatizer, src_lang=src, tgt_lang=tgt)
     augment_with_dictionary(ctx.inputs["dictionary"], prefix, ctx.out / "train", conf, progress=ctx.progress)
-    if c.get("lowercase"):
+    if c.lowercase:
         _lowercase_corpus(ctx.out / "train", src, tgt)
     return {"train_src": f"train.{src}", "train_tgt": f"train.{tgt}", "manifest": "train.manifest.json"}
+
+
+@dataclass(frozen=True)
+class BacktranslationSection:
+    """+back-translation: the languages, seed, case, target lexicon format and the augmentation's options."""
+
+    src_lang: str
+    tgt_lang: str
+    seed: int
+    lowercase: bool
+    target_lexicon_format: str
+    options: BacktranslationOptions
 
 
 def backtranslation_stage(ctx) -> dict:
@@ -130,19 +182,19 @@ def backtranslation_stage(ctx) -> dict:
         augment_with_backtranslation,
     )
 
-    c = ctx.config
-    src, tgt = c["src_lang"], c["tgt_lang"]
+    c: BacktranslationSection = ctx.config
+    o = c.options
+    src, tgt = c.src_lang, c.tgt_lang
     prefix = _link_prefix(ctx, "in", src, tgt)
     mono = ctx.inputs["monolingual"]
-    if c.get("lowercase"):
+    if c.lowercase:
         mono = ctx.out / "_input" / "mono.lower.txt"
         write_lines(mono, [x.lower() for x in read_lines(ctx.inputs["monolingual"])])
-    translator = NmtReverseModel(ctx.inputs["model"], beam=int(c.get("beam", 5)), seed=int(c["seed"]),
-                                 batch_size=int(c.get("batch_size", 64)))
-    known = {f.name for f in fields(BacktranslationConfig)}
-    extra = {k: v for k, v in c.items() if k in known and k not in ("seed", "src_lang", "tgt_lang", "lexicon_format")}
-    conf = BacktranslationConfig(**extra, seed=int(c["seed"]), src_lang=src, tgt_lang=tgt,
-                                 lexicon_format=c.get("target_lexicon_format", "auto"))
+    translator = NmtReverseModel(ctx.inputs["model"], beam=o.beam, seed=c.seed, batch_size=o.batch_size)
+    conf = BacktranslationConfig(ratio=o.ratio, seed=c.seed, tag=o.tag, max_length_ratio=o.max_length_ratio,
+                                 max_tokens=o.max_tokens, chunk_size=o.chunk_size,
+                                 lexicon_format=c.target_lexicon_format, lemmatizer=o.lemmatizer,
+                                 max_gap=o.max_gap, src_lang=src, tgt_lang=tgt)
     augment_with_backtranslation(mono, ctx.inputs["target_lexicon"], prefix, ctx.out / "train", translator, conf,
                                  progress=ctx.progress)
     return {"train_src": f"train.{src}", "train_tgt": f"train.{tgt}", "manifest": "train.manifest.json"}
@@ -173,66 +225,134 @@ def _lowercase_corpus(prefix: Path, src: str, tgt: str) -> None:
 
 
 # ---------------------------------------------------------------- annotate, subword, prepare, train
-# Each wraps one step of `mwemt.nmt.train` (the code `mwemt train` runs), in its own stage directory,
-# so every step is cached by the content of its own inputs and the config sections it reads.
+# One model's data and training, each step in its own stage directory, so every step is cached by
+# the content of its own inputs and the settings it reads: more epochs retrain but reuse the
+# annotated, segmented and binarized data.
 
-NMT_SECTIONS = ("preprocess", "subword", "prepare", "model", "train")
-UNUSED_LEXICON = "/lexicon-not-read-by-this-step"
+SPLITS = ("train", "valid")
+SIDES = ("src", "tgt")
 
 
-def nmt_config(c: dict, train: tuple[Path, Path], valid: tuple[Path, Path], lexicon: Path | None) -> dict:
-    """The resolved `mwemt.nmt.config` for a stage: its own sections from ``c``, defaults for the rest."""
-    from mwemt.nmt.config import resolve
+@dataclass(frozen=True)
+class AnnotateSection:
+    """How a model's source is annotated: languages, encoding, how the lexicon is read, `preprocess`."""
 
-    raw = {"name": c.get("name", "nmt"), "seed": int(c.get("seed", 1)), "src_lang": c["src_lang"],
-           "tgt_lang": c["tgt_lang"],
-           "data": {"train": {"src": str(train[0]), "tgt": str(train[1])},
-                    "valid": {"src": str(valid[0]), "tgt": str(valid[1])}}}
-    for section in NMT_SECTIONS:
-        if c.get(section):
-            raw[section] = dict(c[section])
-    pre = dict(raw.get("preprocess") or {})
-    pre["encoding"] = c.get("encoding", pre.get("encoding", "none"))
-    if pre["encoding"] == "none":
-        pre["lexicon"] = None
-    else:   # subword and prepare never read the lexicon: they get a name that says so, not a file
-        pre["lexicon"] = str(lexicon) if lexicon is not None else UNUSED_LEXICON
-    raw["preprocess"] = pre
-    return resolve(raw)
+    src_lang: str
+    tgt_lang: str
+    encoding: str
+    lexicon_format: str
+    lexicon_side: str
+    preprocess: PreprocessConfig
+
+    def annotator(self, lexicon: str | Path | None) -> AnnotatorConfig:
+        files = (lexicon,) if lexicon is not None and self.encoding != "none" else ()
+        return AnnotatorConfig.of(self.preprocess, lang=self.src_lang, lexicon=files,
+                                  lexicon_format=self.lexicon_format, lexicon_side=self.lexicon_side)
 
 
 def annotate_stage(ctx) -> dict:
     """Source side: MWE annotation in the system's encoding; target side: Moses tokens."""
-    from mwemt.nmt.train import annotate_corpus
+    import logging
 
-    i = ctx.inputs
-    cfg = nmt_config(ctx.config, (i["train_src"], i["train_tgt"]), (i["valid_src"], i["valid_tgt"]),
-                     i.get("lexicon"))
-    files = annotate_corpus(cfg, ctx.out, progress=ctx.progress)
-    return {f"{split}_{side}": path for split, pair in files.items() for side, path in zip(("src", "tgt"), pair)}
+    from tqdm import tqdm
 
+    from mwemt.preprocess.annotate import annotate_pairs, build_annotator
 
-def subword_stage(ctx) -> dict:
-    """Sentencepiece trained on this system's annotated training text; factors ride on the pieces."""
-    from mwemt.nmt.train import subword_corpus
-
-    i = ctx.inputs
-    tok = {"train": (i["train_src"], i["train_tgt"]), "valid": (i["valid_src"], i["valid_tgt"])}
-    cfg = nmt_config(ctx.config, tok["train"], tok["valid"], None)
-    files, src_model, tgt_model = subword_corpus(cfg, ctx.out, tok, progress=ctx.progress)
-    out = {f"{split}_{side}": path for split, pair in files.items() for side, path in zip(("src", "tgt"), pair)}
-    out.update({"src_model": src_model, "tgt_model": tgt_model})
+    c: AnnotateSection = ctx.config
+    annotator = build_annotator(c.annotator(ctx.inputs.get("lexicon")))
+    out, stats = {}, {}
+    for split in SPLITS:
+        src_path = ctx.inputs[f"{split}_src"]
+        pairs = iter_parallel(src_path, ctx.inputs[f"{split}_tgt"], allow_empty=True)
+        pairs = tqdm(pairs, desc=f"annotate {split}", unit=" lines", disable=not ctx.progress, dynamic_ncols=True)
+        done = annotate_pairs(annotator, pairs, c.encoding, c.tgt_lang)
+        if not done.source:
+            raise InputError(f"no non-empty sentence pairs in the {split} split", src_path)
+        for side, lang, lines in (("src", c.src_lang, done.source), ("tgt", c.tgt_lang, done.target)):
+            out[f"{split}_{side}"] = f"text/{split}.tok.{lang}"
+            write_lines(ctx.out / out[f"{split}_{side}"], lines)
+        stats[split] = {"pairs": len(done.source), "dropped_empty": done.dropped_empty, "mwes": done.report.mwes,
+                        "sentences_with_mwe": done.report.sentences_with_mwe}
+        logging.getLogger(__name__).info("annotate %s: %d pairs, %d MWEs, %d empty pairs dropped", split,
+                                         len(done.source), done.report.mwes, done.dropped_empty)
+    write_json(ctx.out / "annotate.json", {"annotator": annotator.signature, "counts": stats})
     return out
 
 
-def prepare_stage(ctx) -> dict:
-    """Binarise for fairseq (`mwemt.nmt.prepare`), one dictionary per source factor."""
-    from mwemt.nmt.train import prepare_corpus
+@dataclass(frozen=True)
+class SubwordSection:
+    """Sentencepiece of one model: languages, seed, encoding (how many factors) and `subword`."""
 
+    src_lang: str
+    tgt_lang: str
+    seed: int
+    encoding: str
+    subword: SubwordConfig
+
+
+def subword_stage(ctx) -> dict:
+    """Sentencepiece trained on this model's annotated training text; factors ride on the pieces."""
+    from mwemt.preprocess.subword import SubwordModel, apply_file
+
+    c: SubwordSection = ctx.config
+    sub = c.subword
+    n = len(FACTOR_NAMES[c.encoding])
+    common = {"vocab_size": sub.vocab_size, "model_type": sub.model_type, "seed": c.seed,
+              "input_sentence_size": sub.input_sentence_size}
     i = ctx.inputs
-    seg = {"train": (i["train_src"], i["train_tgt"]), "valid": (i["valid_src"], i["valid_tgt"])}
-    cfg = nmt_config(ctx.config, seg["train"], seg["valid"], None)
-    return {"data": prepare_corpus(cfg, ctx.out, seg, progress=ctx.progress)}
+    spm = ctx.out / "spm"
+    if sub.joint:
+        # the target has one factor: its tokens never contain an unescaped '|', so the surface is the token
+        src_sp = tgt_sp = SubwordModel.train([i["train_src"], i["train_tgt"]], factored=n > 1, **common)
+        src_sp.save(spm / "spm")
+        models = {"src_model": "spm/spm.model", "tgt_model": "spm/spm.model"}
+    else:
+        src_sp = SubwordModel.train([i["train_src"]], factored=n > 1, **common)
+        src_sp.save(spm / "spm.src")
+        tgt_sp = SubwordModel.train([i["train_tgt"]], **common)
+        tgt_sp.save(spm / "spm.tgt")
+        models = {"src_model": "spm/spm.src.model", "tgt_model": "spm/spm.tgt.model"}
+    out = dict(models)
+    for split in SPLITS:
+        for side, lang, model in (("src", c.src_lang, src_sp), ("tgt", c.tgt_lang, tgt_sp)):
+            out[f"{split}_{side}"] = f"text/{split}.sp.{lang}"
+            factors = n if side == "src" else 1
+            apply_file(model, i[f"{split}_{side}"], ctx.out / out[f"{split}_{side}"], factors=factors,
+                       iob=sub.iob if factors > 1 else "copy", progress=ctx.progress)
+    return out
+
+
+@dataclass(frozen=True)
+class PrepareSection:
+    """Binarization of one model's data: languages, encoding (factor names) and `prepare`."""
+
+    src_lang: str
+    tgt_lang: str
+    encoding: str
+    prepare: PrepareConfig
+
+
+def prepare_stage(ctx) -> dict:
+    """Binarize for fairseq (`mwemt.nmt.prepare`), one dictionary per source factor."""
+    from mwemt.nmt.prepare import prepare
+
+    c: PrepareSection = ctx.config
+    i = ctx.inputs
+    names = FACTOR_NAMES[c.encoding]
+    prepare({split: (i[f"{split}_src"], i[f"{split}_tgt"]) for split in SPLITS}, ctx.out / "data-bin",
+            src_lang=c.src_lang, tgt_lang=c.tgt_lang, joined=c.prepare.joined_dictionary, factors=len(names),
+            factor_names=list(names), threshold=c.prepare.threshold, overwrite=True, progress=ctx.progress)
+    return {"data": "data-bin"}
+
+
+@dataclass(frozen=True)
+class TrainSection:
+    """fairseq-train (`job`) and what the model directory records about the data it was trained on:
+    the source annotation (`annotate`) and the IOB mode of the subword step."""
+
+    job: FairseqJob
+    annotate: AnnotateSection
+    subword_iob: str
 
 
 def train_stage(ctx) -> dict:
@@ -240,13 +360,15 @@ def train_stage(ctx) -> dict:
     directory that `Translator` loads: dictionaries, subword models, lexicon, preprocess.json."""
     from mwemt.nmt.train import finish_model_dir, run_fairseq_train
 
+    c: TrainSection = ctx.config
     i = ctx.inputs
-    data = i["data"]
-    cfg = nmt_config(ctx.config, (data, data), (data, data), i.get("lexicon"))
     model_dir = ctx.out / "model"
     model_dir.mkdir(parents=True, exist_ok=True)
-    summary = run_fairseq_train(cfg, data, model_dir, progress=ctx.progress)
-    finish_model_dir(cfg, model_dir, data, i["src_model"], i["tgt_model"], summary)
+    summary = run_fairseq_train(c.job, i["data"], model_dir, progress=ctx.progress)
+    finish_model_dir(model_dir, data_bin=i["data"], src_model=i["src_model"], tgt_model=i["tgt_model"],
+                     annotation=c.annotate.annotator(i.get("lexicon")), encoding=c.annotate.encoding,
+                     subword_iob=c.subword_iob, tgt_lang=c.job.tgt_lang, summary=summary, config=to_plain(c),
+                     seed=c.job.seed)
     write_json(ctx.out / "training.json", {k: v for k, v in summary.items() if k != "command"})
     return {"model": "model", "summary": "training.json"}
 
@@ -254,16 +376,24 @@ def train_stage(ctx) -> dict:
 # ---------------------------------------------------------------- translation
 
 
+@dataclass(frozen=True)
+class TranslateSection:
+    """Decoding settings of a test-set translation (CPU threads are a run-time parameter, not here)."""
+
+    tgt_lang: str
+    beam: int
+    batch_size: int
+
+
 def translate_stage(ctx) -> dict:
     """A test source translated by a model directory (`mwemt.nmt.translate.Translator`), which
     annotates and segments the raw text exactly as the model's training data was."""
     from mwemt.nmt.translate import Translator
 
-    c = ctx.config
+    c: TranslateSection = ctx.config
     lines = read_lines(ctx.inputs["source"])
     translator = Translator.load(ctx.inputs["model"], threads=ctx.params.get("threads"))
-    hyps = translator.translate(lines, beam=int(c.get("beam", 5)), batch_size=int(c.get("batch_size", 64)),
-                                progress=ctx.progress)
+    hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, progress=ctx.progress)
     write_lines(ctx.out / "hyp.txt", [" ".join(h.split()) for h in hyps])
     return {"hyp": "hyp.txt"}
 
@@ -271,29 +401,38 @@ def translate_stage(ctx) -> dict:
 # ---------------------------------------------------------------- scores
 
 
+@dataclass(frozen=True)
+class ScoreSection:
+    """One test set's scoring: metrics, systems (the baseline first), language, case, bootstrap."""
+
+    metrics: tuple[str, ...]
+    systems: tuple[str, ...]
+    lang: str
+    lowercase: bool
+    bootstrap: int
+    bootstrap_seed: int
+    mwe_average: str
+    target_lexicon_format: str
+
+
 def score_stage(ctx) -> dict:
     """Every system on one test set with the configured metrics and a paired bootstrap against the
     baseline (`mwemt.evaluate.scoring.score_systems`)."""
+    from mwemt.evaluate.bootstrap import BootstrapSettings
+    from mwemt.evaluate.inputs import load_score_inputs
+    from mwemt.evaluate.registry import MetricOptions
     from mwemt.evaluate.report import format_score_table, score_run_dict
-    from mwemt.evaluate.scoring import MetricOptions, score_systems
+    from mwemt.evaluate.scoring import score_systems
     from mwemt.fileio import write_text
-    from mwemt.formats import read_testset
 
-    c = ctx.config
-    systems = [(s, read_lines(ctx.inputs[f"hyp.{s}"])) for s in c["systems"]]
-    refs = read_lines(ctx.inputs["reference"])
-    mwes = [it.mwes for it in read_testset(ctx.inputs["testset"])] if "testset" in ctx.inputs else None
-    lexicon = None
-    if "target_lexicon" in ctx.inputs:
-        from mwemt.preprocess.lexicon import load_lexicon
-
-        lexicon = load_lexicon(ctx.inputs["target_lexicon"], c.get("target_lexicon_format", "auto"), lang=c["lang"],
-                               side="target")
-    comp = str(ctx.inputs["compositionality"]) if "compositionality" in ctx.inputs else None
-    opts = MetricOptions(lang=c["lang"], lowercase=bool(c.get("lowercase")), mwe_average=c.get("mwe_average", "sentence"),
-                         compositionality=comp, tesla_lexicon=lexicon)
-    run = score_systems(systems, c["metrics"], opts, refs=refs, mwes=mwes, paired_bs=True,
-                        n_samples=int(c["bootstrap"]), seed=int(c["bootstrap_seed"]))
+    c: ScoreSection = ctx.config
+    inputs = load_score_inputs([(s, ctx.inputs[f"hyp.{s}"]) for s in c.systems], ref=ctx.inputs["reference"],
+                               testset=ctx.inputs.get("testset"), lexicon=ctx.inputs.get("target_lexicon"),
+                               lexicon_format=c.target_lexicon_format,
+                               compositionality=ctx.inputs.get("compositionality"), lang=c.lang)
+    options = MetricOptions(lang=c.lang, lowercase=c.lowercase, mwe_average=c.mwe_average)
+    run = score_systems(inputs, list(c.metrics), options,
+                        bootstrap=BootstrapSettings(c.bootstrap, c.bootstrap_seed))
     write_json(ctx.out / "scores.json", score_run_dict(run))
     write_text(ctx.out / "scores.txt", format_score_table(run))
     return {"scores": "scores.json", "table": "scores.txt"}

@@ -1,89 +1,24 @@
-"""The training config (YAML): schema, defaults, presets and validation.
+"""The NMT sections of a config: `prepare`, `model` and `train`, typed, with the model presets.
 
-A config has these sections (every key optional unless marked; defaults shown)::
+Why here: these sections are read by `mwemt.nmt` alone (binarization and fairseq-train), so their
+keys, defaults, ranges and help text live beside the code that uses them. `mwemt.experiments.config`
+composes them into the experiment schema (documented in docs/config.md, generated from these
+definitions); a system may override any key of them.
 
-    name: my-system            # label for logs and the manifest
-    seed: 1                    # seeds sentencepiece and fairseq
-    src_lang: en               # required
-    tgt_lang: it               # required
-    data:                      # raw (untokenised) parallel text, one sentence per line
-      train: {src: PATH, tgt: PATH}            # required
-      valid: {src: PATH, tgt: PATH}            # required (early stopping)
-      max_train_lines: 0                       # >0: use only N training pairs ...
-      train_sample: first                      # ... the first N, or a seeded random sample (random)
-    preprocess:                # how source text is annotated (repeated by `mwemt translate`)
-      encoding: none           # none | wws (words-with-spaces) | iob (surface|lemma|tag factors)
-      lexicon: null            # MWE lexicon file (needed for wws/iob)
-      lexicon_format: auto     # auto | list | bilingual | oewn | wn-aligned | cupt
-      lexicon_side: source     # for wn-aligned lexicons
-      lemmatizer: simplemma    # simplemma | wordnet | spacy | none
-      max_gap: 0               # gaps allowed inside an MWE match
-      pretokenized: false      # input is already tokenised (split on spaces only)
-    subword:
-      vocab_size: 8000
-      model_type: bpe          # bpe | unigram
-      joint: true              # one model for both sides (else one per side)
-      iob: copy                # copy | bio: the IOB tag of continuation pieces
-      input_sentence_size: 0   # >0: train sentencepiece on a sample of N lines
-    prepare:
-      joined_dictionary: true  # one fairseq dictionary for source words and target (needs joint)
-      threshold: 0             # drop symbols seen fewer times
-    model:
-      preset: tiny             # tiny | paper-small | base | lstm (see PRESETS)
-      arch: null               # a fairseq arch name overriding the preset's
-      factor_combine: concat   # concat | sum
-      factor_embed_dims: null  # e.g. [48, 8, 8]; default: embed/8 per extra factor
-      share: decoder           # none | decoder (tie decoder in/out) | all (also source=target; joined dict)
-      dropout: null            # override the preset
-      args: {}                 # any other fairseq model flag, e.g. {encoder_layers: 4}
-    train:
-      max_tokens: 4096
-      lr: null                 # preset default
-      warmup_updates: null     # preset default
-      max_epoch: 10
-      max_update: 0            # 0 = no limit
-      patience: 3              # validations without improvement before stopping (-1: never)
-      early_stop: bleu         # bleu | loss: the validation metric for best checkpoint and patience
-      eval_beam: 1             # beam for validation BLEU
-      eval_max_len: [1.2, 10]  # validation outputs are at most a*source length+b tokens
-      validate_interval_updates: 0
-      update_freq: 1
-      threads: 1               # CPU threads per process (see docs/nmt.md: on a shared box 1 is fastest)
-      device: auto             # auto | cpu | cuda
-      distributed_world_size: 1  # >1: fairseq's data-parallel training (GPUs; CPU uses gloo via torchrun)
-      log_interval: 50
-      extra_args: []           # raw fairseq-train flags appended last
+A preset fixes the architecture and the optimization that suits it; every preset value can be
+overridden (``model.arch``, ``model.dropout``, ``train.lr``, ``train.warmup_updates``).
+`with_preset` fills in what the config left to the preset, so a resolved section says exactly
+what fairseq gets.
 """
 
 from __future__ import annotations
 
-import copy
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
-from mwemt.errors import MwemtError
+from mwemt.schema import setting
 
-DEFAULTS: dict[str, Any] = {
-    "name": "nmt",
-    "seed": 1,
-    "src_lang": None,
-    "tgt_lang": None,
-    "data": {"train": None, "valid": None, "max_train_lines": 0, "train_sample": "first"},
-    "preprocess": {"encoding": "none", "lexicon": None, "lexicon_format": "auto", "lexicon_side": "source",
-                   "lemmatizer": "simplemma", "max_gap": 0, "pretokenized": False},
-    "subword": {"vocab_size": 8000, "model_type": "bpe", "joint": True, "iob": "copy",
-                "input_sentence_size": 0},
-    "prepare": {"joined_dictionary": True, "threshold": 0},
-    "model": {"preset": "tiny", "arch": None, "factor_combine": "concat", "factor_embed_dims": None,
-              "share": "decoder", "dropout": None, "args": {}},
-    "train": {"max_tokens": 4096, "lr": None, "warmup_updates": None, "max_epoch": 10, "max_update": 0,
-              "patience": 3, "early_stop": "bleu", "eval_beam": 1, "eval_max_len": [1.2, 10],
-              "validate_interval_updates": 0,
-              "update_freq": 1, "threads": 1, "device": "auto", "distributed_world_size": 1,
-              "log_interval": 50, "extra_args": []},
-}
-
-# Model presets: arch and the optimisation that suits it. tiny = tests and the demo (seconds to
+# Model presets: arch and the optimization that suits it. tiny = tests and the demo (seconds to
 # minutes on CPU); paper-small = the CPU experiment grid; base = GPU; lstm = the paper's shallow RNN.
 PRESETS: dict[str, dict[str, Any]] = {
     "tiny": {"arch": "factored_transformer_tiny", "lr": 1e-3, "warmup_updates": 100, "dropout": 0.1},
@@ -92,109 +27,97 @@ PRESETS: dict[str, dict[str, Any]] = {
     "base": {"arch": "factored_transformer", "lr": 5e-4, "warmup_updates": 4000, "dropout": 0.1},
     "lstm": {"arch": "factored_lstm", "lr": 1e-3, "warmup_updates": 200, "dropout": 0.2},
 }
-
-ENCODINGS = ("none", "wws", "iob")
-FACTORS = {"none": 1, "wws": 1, "iob": 3}
-FACTOR_NAMES = {"none": ["word"], "wws": ["word"], "iob": ["word", "lemma", "tag"]}
-
-
-def _merge(base: dict, over: dict, where: str) -> dict:
-    out = copy.deepcopy(base)
-    for key, value in over.items():
-        if key not in base:
-            raise MwemtError(f"config: unknown key '{where}{key}' (known: {', '.join(base)})")
-        if isinstance(base[key], dict) and key not in ("args",) and base[key] and value is not None:
-            if not isinstance(value, dict):
-                raise MwemtError(f"config: '{where}{key}' must be a mapping")
-            out[key] = _merge(base[key], value, f"{where}{key}.")
-        else:
-            out[key] = value
-    return out
+FACTOR_COMBINE = ("concat", "sum")
+SHARE = ("none", "decoder", "all")
+EARLY_STOP = ("bleu", "loss")
+DEVICES = ("auto", "cpu", "cuda")
 
 
-def resolve(config: dict, base_dir: str | Path | None = None) -> dict:
-    """Defaults filled in, presets applied, paths made absolute (relative to ``base_dir``), checked."""
-    if not isinstance(config, dict):
-        raise MwemtError("config: the top level must be a mapping")
-    cfg = _merge(DEFAULTS, config, "")
-    for key in ("src_lang", "tgt_lang"):
-        if not cfg[key]:
-            raise MwemtError(f"config: '{key}' is required")
-    if cfg["src_lang"] == cfg["tgt_lang"]:
-        raise MwemtError("config: src_lang and tgt_lang must differ")
-    base = Path(base_dir) if base_dir else Path.cwd()
+@dataclass(frozen=True)
+class PrepareConfig:
+    """Binarization for fairseq (`mwemt.nmt.prepare`): one dictionary per source factor."""
 
-    def path(p):
-        return None if p is None else str((base / p).resolve()) if not Path(p).is_absolute() else str(p)
-
-    for split in ("train", "valid"):
-        pair = cfg["data"][split]
-        if not isinstance(pair, dict) or set(pair) != {"src", "tgt"}:
-            raise MwemtError(f"config: 'data.{split}' must be {{src: PATH, tgt: PATH}}")
-        cfg["data"][split] = {k: path(v) for k, v in pair.items()}
-    if cfg["data"]["train_sample"] not in ("first", "random"):
-        raise MwemtError("config: data.train_sample must be first or random")
-    pre = cfg["preprocess"]
-    if pre["encoding"] not in ENCODINGS:
-        raise MwemtError(f"config: preprocess.encoding {pre['encoding']!r}: choose one of {', '.join(ENCODINGS)}")
-    if pre["encoding"] != "none" and not pre["lexicon"]:
-        raise MwemtError(f"config: preprocess.encoding {pre['encoding']} needs preprocess.lexicon")
-    pre["lexicon"] = path(pre["lexicon"])
-    sub = cfg["subword"]
-    if sub["iob"] not in ("copy", "bio"):
-        raise MwemtError("config: subword.iob must be copy or bio")
-    if cfg["prepare"]["joined_dictionary"] and not sub["joint"]:
-        raise MwemtError("config: prepare.joined_dictionary needs subword.joint (one vocabulary for both sides)")
-    model = cfg["model"]
-    if model["preset"] not in PRESETS:
-        raise MwemtError(f"config: model.preset {model['preset']!r}: choose one of {', '.join(PRESETS)}")
-    if model["share"] not in ("none", "decoder", "all"):
-        raise MwemtError("config: model.share must be none, decoder or all")
-    if model["share"] == "all" and not cfg["prepare"]["joined_dictionary"]:
-        raise MwemtError("config: model.share all needs prepare.joined_dictionary")
-    if model["factor_combine"] not in ("concat", "sum"):
-        raise MwemtError("config: model.factor_combine must be concat or sum")
-    tr = cfg["train"]
-    if tr["early_stop"] not in ("bleu", "loss"):
-        raise MwemtError("config: train.early_stop must be bleu or loss")
-    if tr["device"] not in ("auto", "cpu", "cuda"):
-        raise MwemtError("config: train.device must be auto, cpu or cuda")
-    if not tr["max_epoch"] and not tr["max_update"]:
-        raise MwemtError("config: set train.max_epoch or train.max_update")
-    preset = PRESETS[model["preset"]]
-    model["arch"] = model["arch"] or preset["arch"]
-    if model["dropout"] is None:
-        model["dropout"] = preset["dropout"]
-    tr["lr"] = preset["lr"] if tr["lr"] is None else tr["lr"]
-    tr["warmup_updates"] = preset["warmup_updates"] if tr["warmup_updates"] is None else tr["warmup_updates"]
-    cfg["factors"] = FACTORS[pre["encoding"]]
-    cfg["factor_names"] = FACTOR_NAMES[pre["encoding"]]
-    dims = model["factor_embed_dims"]
-    if dims is not None:
-        if isinstance(dims, str):
-            dims = [int(x) for x in dims.split(",")]
-        if len(dims) != cfg["factors"]:
-            raise MwemtError(f"config: model.factor_embed_dims has {len(dims)} sizes but encoding "
-                             f"{pre['encoding']} gives {cfg['factors']} factor(s) ({', '.join(cfg['factor_names'])})")
-        model["factor_embed_dims"] = [int(d) for d in dims]
-    return cfg
+    joined_dictionary: bool = setting(True, help="one fairseq dictionary for source words and target "
+                                                 "(needs `subword.joint`)")
+    threshold: int = setting(0, minimum=0, help="map symbols seen fewer times than this to <unk>")
 
 
-def load_config(path: str | Path) -> dict:
-    """Read a YAML config; relative paths inside it are relative to the current directory."""
-    import yaml
+@dataclass(frozen=True)
+class ModelConfig:
+    """The fairseq model: a preset and what to change about it."""
 
-    from mwemt.errors import InputError
+    preset: str = setting("tiny", choices=tuple(PRESETS),
+                          help="tiny (64-dim 2+2 transformer), paper-small (256-dim 3+3), base "
+                               "(transformer-base, GPU), lstm (the paper's 1+1-layer RNN)")
+    arch: str | None = setting(None, doc_default="the preset's", help="a fairseq architecture name instead of "
+                                                                      "the preset's")
+    factor_combine: str = setting("concat", choices=FACTOR_COMBINE,
+                                  help="join the source factor embeddings by concatenation or by sum")
+    factor_embed_dims: tuple[int, ...] | None = setting(
+        None, minimum=1, doc_default="embed/8 per extra factor",
+        help="embedding size of each source factor, words first, e.g. [48, 8, 8]; one per factor of the "
+             "system's encoding")
+    share: str = setting("decoder", choices=SHARE,
+                         help="tie the decoder's input and output embeddings (decoder), and the encoder's "
+                              "too (all: needs `prepare.joined_dictionary`)")
+    dropout: float | None = setting(None, minimum=0.0, maximum=1.0, doc_default="the preset's",
+                                    help="dropout probability")
+    args: dict[str, Any] = setting(default_factory=dict,
+                                   help="any other fairseq model flag, e.g. {encoder_layers: 4} "
+                                        "(true = a bare flag)")
 
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("config file not found", p)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise InputError(f"not valid YAML: {exc}", p, line + 1 if line is not None else None) from None
-    try:
-        return resolve(data or {})
-    except MwemtError as exc:
-        raise InputError(str(exc), p) from None
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """fairseq-train: Adam (0.9, 0.98), inverse-sqrt warm-up, label smoothing 0.1, clip-norm 1.0."""
+
+    max_tokens: int = setting(4096, minimum=1, help="tokens per batch")
+    lr: float | None = setting(None, greater_than=0.0, doc_default="the preset's", help="peak learning rate")
+    warmup_updates: int | None = setting(None, minimum=0, doc_default="the preset's",
+                                         help="updates of linear warm-up")
+    max_epoch: int = setting(10, minimum=0, help="stop after this many epochs (0 = no limit)")
+    max_update: int = setting(0, minimum=0, help="stop after this many updates (0 = no limit)")
+    patience: int = setting(3, minimum=-1, help="validations without improvement before stopping (-1: never)")
+    early_stop: str = setting("bleu", choices=EARLY_STOP,
+                              help="the validation metric that picks checkpoint_best.pt and drives patience")
+    eval_beam: int = setting(1, minimum=1, help="beam size of validation BLEU")
+    eval_max_len: tuple[float, int] = setting((1.2, 10), help="[a, b]: validation outputs have at most "
+                                                              "a * source length + b tokens")
+    validate_interval_updates: int = setting(0, minimum=0, help="also validate (and save) every N updates "
+                                                                "(0 = at epoch ends only)")
+    update_freq: int = setting(1, minimum=1, help="accumulate gradients over N batches")
+    threads: int = setting(1, minimum=1, help="CPU threads per process (OMP/MKL); on a shared machine 1 is "
+                                              "fastest")
+    device: str = setting("auto", choices=DEVICES, help="where to train (auto: a GPU if there is one)")
+    distributed_world_size: int = setting(1, minimum=1, help=">1: fairseq's data-parallel training (GPUs; "
+                                                             "CPU processes via torchrun and gloo)")
+    log_interval: int = setting(50, minimum=1, help="updates between progress log lines")
+    extra_args: tuple[str | int | float, ...] = setting((), help="raw fairseq-train arguments, appended last")
+
+
+def with_preset(model: ModelConfig, train: TrainConfig) -> tuple[ModelConfig, TrainConfig]:
+    """Both sections with every value left to the preset filled in from ``model.preset``."""
+    p = PRESETS[model.preset]
+    model = replace(model, arch=model.arch or p["arch"],
+                    dropout=p["dropout"] if model.dropout is None else model.dropout)
+    train = replace(train, lr=p["lr"] if train.lr is None else train.lr,
+                    warmup_updates=p["warmup_updates"] if train.warmup_updates is None else train.warmup_updates)
+    return model, train
+
+
+def consistency_problems(prepare: PrepareConfig, model: ModelConfig, train: TrainConfig, *, joint_subword: bool,
+                         n_factors: int) -> list[tuple[str, str]]:
+    """Settings that contradict each other: (dotted key, problem) pairs, empty when all is well."""
+    problems = []
+    if prepare.joined_dictionary and not joint_subword:
+        problems.append(("prepare.joined_dictionary", "needs subword.joint (one vocabulary for both sides); "
+                                                      "set it to false"))
+    if model.share == "all" and not prepare.joined_dictionary:
+        problems.append(("model.share", "`all` needs prepare.joined_dictionary"))
+    if not train.max_epoch and not train.max_update:
+        problems.append(("train.max_epoch", "set train.max_epoch or train.max_update (both are 0: no limit)"))
+    dims = model.factor_embed_dims
+    if dims is not None and len(dims) != n_factors:
+        problems.append(("model.factor_embed_dims", f"has {len(dims)} sizes but the system's encoding gives "
+                                                    f"{n_factors} source factor(s)"))
+    return problems

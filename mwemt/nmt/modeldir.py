@@ -36,7 +36,7 @@ PREPROCESS_KEYS = ("src_lang", "tgt_lang", "encoding", "factors", "factor_names"
 def read_preprocess(model_dir: str | Path) -> dict:
     model_dir = Path(model_dir)
     if not model_dir.is_dir():
-        raise MwemtError(f"model directory {model_dir} not found (train one with `mwemt train --config ...`)")
+        raise MwemtError(f"model directory {model_dir} not found (train one with `mwemt train`)")
     path = model_dir / PREPROCESS
     if not path.exists():
         raise InputError("missing model file", path,

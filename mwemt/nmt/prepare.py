@@ -1,4 +1,4 @@
-"""Binarise segmented parallel text for fairseq: one stream and one dictionary per source factor.
+"""Binarize segmented parallel text for fairseq: one stream and one dictionary per source factor.
 
 Input: for each split a source file (pieces, or factored ``piece|lemma|tag`` lines as written by
 `mwemt subword apply --factors N`) and a target file (pieces). Output: a fairseq data directory
@@ -7,7 +7,7 @@ that the `factored_translation` task reads (layout in `mwemt.nmt.fairseq_plugin.
 every source token the same number of factors; both are checked with file and line in the error.
 
 The directory is built beside the destination and renamed into place at the end, so an
-interrupted run leaves no half-binarised directory.
+interrupted run leaves no half-binarized directory.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def _encode(tokens: list[str], d) -> np.ndarray:
     return np.array([get(t, unk) for t in tokens] + [d.eos_index], dtype=np.int64)
 
 
-def binarise_split(src: str | Path, tgt: str | Path, prefix: str, src_lang: str, tgt_lang: str,
+def binarize_split(src: str | Path, tgt: str | Path, prefix: str, src_lang: str, tgt_lang: str,
                    factor_dicts, tgt_dict, progress: bool = True) -> SplitStats:
     """Write ``prefix.SRC[.factorK].{bin,idx}`` and ``prefix.TGT.{bin,idx}``."""
     import torch
@@ -115,7 +115,7 @@ def binarise_split(src: str | Path, tgt: str | Path, prefix: str, src_lang: str,
     tgt_builder = indexed_dataset.make_builder(f"{prefix}.{tgt_lang}.bin", "mmap", vocab_size=len(tgt_dict))
     stats = SplitStats(unknown=[0] * (n + 1))
     total = count_lines(src) if progress else None
-    with tqdm(total=total, desc=f"binarise {Path(prefix).name}", unit=" lines", disable=not progress,
+    with tqdm(total=total, desc=f"binarize {Path(prefix).name}", unit=" lines", disable=not progress,
               dynamic_ncols=True) as bar:
         for cols, tgt_tokens in _read_split(src, tgt, n):
             stats.sentences += 1
@@ -139,7 +139,7 @@ def prepare(splits: dict[str, tuple[str | Path, str | Path]], destdir: str | Pat
             factor_names: list[str] | None = None, threshold: int = 0, nwords: int = -1,
             src_dict: str | Path | None = None, tgt_dict: str | Path | None = None,
             overwrite: bool = False, progress: bool = True) -> dict:
-    """Binarise ``splits`` (name -> (source file, target file); ``train`` required unless
+    """Binarize ``splits`` (name -> (source file, target file); ``train`` required unless
     dictionaries are given) into ``destdir``; returns the manifest written there.
 
     ``src_dict``/``tgt_dict``: reuse existing dictionaries (the directory of a previous prepare,
@@ -152,10 +152,10 @@ def prepare(splits: dict[str, tuple[str | Path, str | Path]], destdir: str | Pat
     if src_lang == tgt_lang:
         raise MwemtError(f"source and target language codes must differ (both {src_lang!r})")
     if not splits:
-        raise MwemtError("nothing to binarise: give at least a train split")
+        raise MwemtError("nothing to binarize: give at least a train split")
     destdir = Path(destdir)
     if destdir.exists() and any(destdir.iterdir()) and not overwrite:
-        raise MwemtError(f"{destdir} exists and is not empty; pass overwrite=True (--overwrite) to replace it")
+        raise MwemtError(f"{destdir} exists and is not empty; pass overwrite=True to replace it")
     first_src = splits["train"][0] if "train" in splits else next(iter(splits.values()))[0]
     n = factors or factor_count(first_src)
     names = factor_names or DEFAULT_FACTOR_NAMES.get(n, ["word"] + [f"factor{k}" for k in range(1, n)])
@@ -186,7 +186,7 @@ def prepare(splits: dict[str, tuple[str | Path, str | Path]], destdir: str | Pat
         stats = {}
         for split, (src, tgt) in splits.items():
             prefix = str(tmp / f"{split}.{src_lang}-{tgt_lang}")
-            stats[split] = binarise_split(src, tgt, prefix, src_lang, tgt_lang, dicts, tdict,
+            stats[split] = binarize_split(src, tgt, prefix, src_lang, tgt_lang, dicts, tdict,
                                           progress).as_dict(names)
         with open(tmp / "factors.json", "w", encoding="utf-8") as fh:
             json.dump({"n": n, "names": names}, fh)

@@ -1,4 +1,4 @@
-"""Translate raw text with a model directory: annotate, segment, beam search, de-segment, detokenise.
+"""Translate raw text with a model directory: annotate, segment, beam search, de-segment, detokenize.
 
 ``fairseq-interactive`` hands the model ``src_tokens`` only, so factored models are decoded here
 with fairseq's own `SequenceGenerator` (via ``task.inference_step``) on length-sorted batches
@@ -79,7 +79,7 @@ class Translator:
             if sub.get("source") else None
         tgt_sp = SubwordModel.load(model_file(model_dir, sub["target"], "target sentencepiece model")) \
             if sub.get("target") else None
-        annotator = build_annotator(model_dir, pre, lexicon)
+        annotator = model_annotator(model_dir, pre, lexicon)
         if threads:
             torch.set_num_threads(threads)
         state = checkpoint_utils.load_checkpoint_to_cpu(str(ckpt), arg_overrides={"data": str(model_dir)})
@@ -148,7 +148,7 @@ class Translator:
     def translate(self, lines: Sequence[str], beam: int = 5, batch_size: int = 32, sampling: bool = False,
                   topk: int = -1, seed: int | None = None, *, input_format: str = "raw",
                   max_len_a: float = 1.2, max_len_b: int = 10, progress: bool = False) -> list[str]:
-        """Raw source lines -> detokenised target lines (an empty line gives an empty line).
+        """Raw source lines -> detokenized target lines (an empty line gives an empty line).
 
         ``sampling=True`` samples one output per line (``topk`` > 0 restricts to the k most
         likely tokens), as used for back-translation; ``seed`` makes it reproducible.
@@ -209,27 +209,27 @@ class Translator:
         return detokenize(tokens, self.preprocess["tgt_lang"])
 
 
-def build_annotator(model_dir: Path, pre: dict, lexicon_path: str | Path | None = None):
+def model_annotator(model_dir: Path, pre: dict, lexicon_path: str | Path | None = None):
     """The `Annotator` the training source went through, rebuilt from preprocess.json."""
     from mwemt.fileio import sha256_file
-    from mwemt.preprocess.annotate import Annotator
-    from mwemt.preprocess.lexicon import load_lexicon
+    from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
 
-    lex = None
+    files: tuple[str, ...] = ()
     info = pre.get("lexicon")
     if info and pre["encoding"] != "none":
         path = Path(lexicon_path) if lexicon_path else model_dir / info["file"] if info.get("file") else None
         if path is None or not path.is_file():
             raise InputError("missing model file (the MWE lexicon)", path or model_dir,
                              expected=f"the lexicon with sha256 {info.get('sha256', '?')[:12]}...; "
-                                      "pass it with --lexicon")
+                                      "pass it as the lexicon argument")
         if info.get("sha256") and sha256_file(path) != info["sha256"]:
             raise MwemtError(f"lexicon {path} differs from the one the model was trained with "
                              f"(sha256 {info['sha256'][:12]}...)")
-        lex = load_lexicon(path, info.get("format", "auto"), lang=pre["src_lang"], lemmatizer=pre["lemmatizer"],
-                           side=info.get("side", "source"))
-    return Annotator(lex, pre["src_lang"], pre["lemmatizer"], int(pre.get("max_gap", 0)),
-                     pretokenized=bool(pre.get("pretokenized", False)))
+        files = (str(path),)
+    return build_annotator(AnnotatorConfig(
+        lang=pre["src_lang"], lexicon=files, lexicon_format=(info or {}).get("format", "auto"),
+        lexicon_side=(info or {}).get("side", "source"), lemmatizer=pre["lemmatizer"],
+        max_gap=int(pre.get("max_gap", 0)), pretokenized=bool(pre.get("pretokenized", False))))
 
 
 def check_compatible(state_model: dict, task, pre: dict, ckpt: Path) -> None:

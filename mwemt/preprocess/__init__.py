@@ -1,1 +1,1 @@
-"""Source-side preprocessing: tokenise, lemmatise, identify MWEs, encode them, subword."""
+"""Source-side preprocessing: tokenize, lemmatize, identify MWEs, encode them, subword."""

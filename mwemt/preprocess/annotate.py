@@ -1,8 +1,9 @@
-"""The annotation pipeline: raw or tokenised text -> MWE-annotated, encoded lines.
+"""The annotation pipeline: raw or tokenized text -> MWE-annotated, encoded lines.
 
-`Annotator` is the one place that chains tokenise -> lemmatise -> identify; `mwemt annotate`,
-`mwemt translate`, augmentation and the metrics all call it, so source text is treated the same
-everywhere.
+`Annotator` is the one place that chains tokenize -> lemmatize -> identify, and `build_annotator`
+the one place that makes an annotator and loads its lexicon: `mwemt annotate`, `mwemt translate`,
+the experiment stages, augmentation and the compositionality tools all call it, so source text
+(and a lexicon file, `.cupt` included) is treated the same everywhere.
 """
 
 from __future__ import annotations
@@ -10,32 +11,104 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mwemt.errors import MwemtError
+from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES, detect_lexicon_format, read_lexicon_entries
 from mwemt.preprocess.encode import encode_iob, encode_wws
 from mwemt.preprocess.identify import identify
-from mwemt.preprocess.lemmatize import get_lemmatizer
+from mwemt.preprocess.lemmatize import BACKENDS, Lemmatizer, get_lemmatizer
 from mwemt.preprocess.lexicon import Lexicon
 from mwemt.preprocess.tokenize import tokenize
-from mwemt.records import AnnotatedSentence
+from mwemt.records import AnnotatedSentence, LexiconEntry
+from mwemt.schema import setting
 
-ENCODINGS = ("wws", "iob", "none")
+ENCODINGS = ("none", "wws", "iob")
+# the source factors each encoding produces (words-with-spaces joins tokens but keeps one factor)
+FACTOR_NAMES: dict[str, tuple[str, ...]] = {"none": ("word",), "wws": ("word",), "iob": ("word", "lemma", "tag")}
+
+
+@dataclass(frozen=True)
+class PreprocessConfig:
+    """How source text is tokenized, lemmatized and matched against the lexicon. The model directory
+    records it, so `mwemt translate` repeats exactly this on new text."""
+
+    lemmatizer: str = setting("simplemma", choices=BACKENDS,
+                              help="lemmatizer that normalizes text and lexicon entries alike (all offline)")
+    max_gap: int = setting(0, minimum=0, help="most tokens allowed between two components of an MWE; "
+                                              "0 = contiguous MWEs only")
+    pretokenized: bool = setting(False, help="the text is already tokenized: split on spaces only")
+
+
+@dataclass(frozen=True)
+class AnnotatorConfig:
+    """Everything that makes an `Annotator`: the language, the lexicon file(s) and how to read them,
+    and the preprocessing settings. Several lexicon files are used as one (their union)."""
+
+    lang: str = "en"
+    lexicon: tuple[str, ...] = ()
+    lexicon_format: str = "auto"
+    lexicon_side: str = "source"
+    lemmatizer: str = "simplemma"
+    max_gap: int = 0
+    pretokenized: bool = False
+
+    @classmethod
+    def of(cls, preprocess: PreprocessConfig, *, lang: str, lexicon: Sequence[str | Path] = (),
+           lexicon_format: str = "auto", lexicon_side: str = "source") -> AnnotatorConfig:
+        return cls(lang, tuple(str(p) for p in lexicon), lexicon_format, lexicon_side, preprocess.lemmatizer,
+                   preprocess.max_gap, preprocess.pretokenized)
+
+
+def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | None = None) -> Annotator:
+    """The `Annotator` of ``config``, with its lexicon read from ``config.lexicon`` (or given as
+    ``entries``); no lexicon files and no entries = tokenize and lemmatize only.
+
+    Entries of a `.cupt` lexicon are already tokens (they come from annotated sentences), so only
+    entries of the other formats are tokenized like the text.
+    """
+    if config.lexicon_format not in LEXICON_FORMATS:
+        raise MwemtError(f"lexicon format {config.lexicon_format!r}: choose one of {', '.join(LEXICON_FORMATS)}")
+    if config.lexicon_side not in LEXICON_SIDES:
+        raise MwemtError(f"lexicon side {config.lexicon_side!r}: choose one of {', '.join(LEXICON_SIDES)}")
+    lemmatizer = get_lemmatizer(config.lemmatizer, config.lang)
+    lexicon = None
+    if entries is not None:
+        lexicon = Lexicon(entries, lemmatizer, lang=config.lang, tokenize_entries=config.lexicon_format != "cupt")
+    elif config.lexicon:
+        formats = {detect_lexicon_format(p) if config.lexicon_format == "auto" else config.lexicon_format
+                   for p in config.lexicon}
+        entries = [e for p in config.lexicon for e in read_lexicon_entries(p, config.lexicon_format,
+                                                                           side=config.lexicon_side,
+                                                                           lang=config.lang)]
+        lexicon = Lexicon(entries, lemmatizer, lang=config.lang, name="+".join(Path(p).name for p in config.lexicon),
+                          tokenize_entries="cupt" not in formats)
+    return Annotator(lexicon, config.lang, lemmatizer, config.max_gap, pretokenized=config.pretokenized)
+
+
+def load_lexicon(path: str | Path, fmt: str = "auto", *, lang: str = "en", lemmatizer: str = "simplemma",
+                 side: str = "source") -> Lexicon:
+    """The lexicon of one file exactly as `build_annotator` loads it, for callers that need no annotator."""
+    lexicon = build_annotator(AnnotatorConfig(lang, (str(path),), fmt, side, lemmatizer)).lexicon
+    assert lexicon is not None
+    return lexicon
 
 
 class Annotator:
-    """Tokenise, lemmatise and find lexicon MWEs with one fixed configuration."""
+    """Tokenize, lemmatize and find lexicon MWEs with one fixed configuration (make one with
+    `build_annotator`)."""
 
-    def __init__(self, lexicon: Lexicon | None, lang: str = "en", lemmatizer: str = "simplemma",
+    def __init__(self, lexicon: Lexicon | None, lang: str = "en", lemmatizer: str | Lemmatizer = "simplemma",
                  max_gap: int = 0, pretokenized: bool = False):
         if max_gap < 0:
-            raise MwemtError("--max-gap must be 0 or more")
+            raise MwemtError(f"max_gap must be 0 or more, not {max_gap}")
         self.lexicon = lexicon
         self.lang = lang
-        self.lemmatizer = get_lemmatizer(lemmatizer, lang)
+        self.lemmatizer = get_lemmatizer(lemmatizer, lang) if isinstance(lemmatizer, str) else lemmatizer
         self.max_gap = max_gap
         self.pretokenized = pretokenized
         if lexicon is not None and lexicon.lemmatizer is None:
-            lexicon.set_lemmatizer(self.lemmatizer)  # entries must be normalised like the text
+            lexicon.set_lemmatizer(self.lemmatizer)  # entries must be normalized like the text
 
     def tokens(self, text: str) -> list[str]:
         return text.split() if self.pretokenized else tokenize(text, self.lang)
@@ -130,11 +203,41 @@ class AnnotationReport:
         return d
 
 
+@dataclass
+class AnnotatedPairs:
+    """A parallel corpus ready for subwords: encoded source lines, tokenized target lines, counts."""
+
+    source: list[str]
+    target: list[str]
+    report: AnnotationReport
+    dropped_empty: int = 0
+
+
+def annotate_pairs(annotator: Annotator, pairs: Iterable[tuple[str, str]], encoding: str,
+                   tgt_lang: str) -> AnnotatedPairs:
+    """Encode each source with its MWE annotation and tokenize each target like the source.
+
+    A pair with a side that has no token is dropped (and counted), so both sides stay aligned.
+    """
+    out = AnnotatedPairs([], [], AnnotationReport())
+    for src, tgt in pairs:
+        sent = annotator.annotate_text(src)
+        tgt_tokens = tgt.split() if annotator.pretokenized else tokenize(tgt, tgt_lang)
+        if not sent.tokens or not tgt_tokens:
+            out.dropped_empty += 1
+            continue
+        line, skipped = encode_sentence(sent, encoding)
+        out.report.add(sent, skipped)
+        out.source.append(line)
+        out.target.append(" ".join(tgt_tokens))
+    return out
+
+
 def annotate_cupt(annotator: Annotator, sentences: Iterable, *, relemmatize: bool = False) -> Iterator[tuple]:
     """(sentence, `AnnotatedSentence`) for each `CuptSentence`, annotated on its own words.
 
     The LEMMA column is used (the form where it is ``_``) unless ``relemmatize``, in which case the
-    annotator's lemmatiser reads the forms; UPOS is passed on when every word has one.
+    annotator's lemmatizer reads the forms; UPOS is passed on when every word has one.
     """
     for cs in sentences:
         words = cs.words

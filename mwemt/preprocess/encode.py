@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mwemt.formats import FACTOR_SEP
 from mwemt.records import AnnotatedSentence, Mwe
 
-FACTOR_SEP = "|"
 JOIN = "_"
 _ESC = (("&", "&amp;"), ("|", "&#124;"), ("_", "&#95;"))
 

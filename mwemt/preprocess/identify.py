@@ -1,4 +1,4 @@
-"""Find lexicon MWEs in lemmatised sentences, contiguous or with gaps.
+"""Find lexicon MWEs in lemmatized sentences, contiguous or with gaps.
 
 Matching is on lemmas (lowercased). Components must appear in lexicon order; between two
 consecutive components at most ``max_gap`` other tokens may stand. Overlapping candidates are
@@ -77,5 +77,5 @@ def resolve_overlaps(candidates: Sequence[Mwe]) -> list[Mwe]:
 
 
 def identify(lemmas: Sequence[str], lexicon: Lexicon, max_gap: int = 0) -> list[Mwe]:
-    """The MWEs of one lemmatised sentence, non-overlapping, in sentence order."""
+    """The MWEs of one lemmatized sentence, non-overlapping, in sentence order."""
     return resolve_overlaps(find_candidates(lemmas, lexicon, max_gap))

@@ -1,8 +1,8 @@
-"""Lemmatisation behind one interface.
+"""Lemmatization behind one interface.
 
 Backends, all offline:
 - ``simplemma`` (default): dictionary lookup for 50+ languages, no POS needed.
-- ``wordnet``: NLTK's WordNet lemmatiser (English) when WordNet is installed; uses POS tags
+- ``wordnet``: NLTK's WordNet lemmatizer (English) when WordNet is installed; uses POS tags
   when given (UPOS or Penn), otherwise tries noun, then verb, adjective, adverb.
 - ``spacy``: a spaCy pipeline, when one is installed (never downloaded).
 - ``none``: lowercased surface forms.
@@ -92,7 +92,7 @@ class WordnetLemmatizer(Lemmatizer):
 
     def __init__(self, lang: str = "en"):
         if lang != "en":
-            raise MwemtError("the wordnet lemmatiser is for English only; use --lemmatizer simplemma")
+            raise MwemtError("the wordnet lemmatizer is for English only; use the simplemma lemmatizer")
         super().__init__(lang)
         from mwemt import wordnet
 
@@ -153,7 +153,7 @@ class SpacyLemmatizer(Lemmatizer):
 
 @cache
 def get_lemmatizer(name: str = "simplemma", lang: str = "en") -> Lemmatizer:
-    """The lemmatiser called ``name`` for ``lang`` (cached: one instance per process)."""
+    """The lemmatizer called ``name`` for ``lang`` (cached: one instance per process)."""
     if name == "simplemma":
         return SimplemmaLemmatizer(lang)
     if name == "wordnet":
@@ -162,4 +162,4 @@ def get_lemmatizer(name: str = "simplemma", lang: str = "en") -> Lemmatizer:
         return SpacyLemmatizer(lang)
     if name == "none":
         return NoLemmatizer(lang)
-    raise MwemtError(f"unknown lemmatiser {name!r}; choose one of {', '.join(BACKENDS)}")
+    raise MwemtError(f"unknown lemmatizer {name!r}; choose one of {', '.join(BACKENDS)}")

@@ -1,8 +1,8 @@
-"""An MWE lexicon compiled for matching against lemmatised sentences.
+"""An MWE lexicon compiled for matching against lemmatized sentences.
 
-Entries are normalised with the *same* tokeniser and lemmatiser as the text they will be
+Entries are normalized with the *same* tokenizer and lemmatizer as the text they will be
 matched against, so "took care of" in text meets "take care of" in the lexicon whatever the
-lemmatiser does to each word.
+lemmatizer does to each word.
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ class Lexicon:
         self.lemmatizer = lemmatizer
         self.entries: list[LexiconEntry] = []
         self.by_key: dict[str, LexiconEntry] = {}
-        self.normalised: dict[tuple[str, ...], LexiconEntry] = {}
+        self.normalized: dict[tuple[str, ...], LexiconEntry] = {}
         self.index: dict[str, list[tuple[tuple[str, ...], LexiconEntry]]] = defaultdict(list)
-        # a trie over normalised lemmas: each node maps a lemma to a child; END marks a complete entry
+        # a trie over normalized lemmas: each node maps a lemma to a child; END marks a complete entry
         self.trie: dict = {}
         self._build(entries)
 
     def _build(self, entries: Iterable[LexiconEntry]) -> None:
-        self.entries, self.by_key, self.normalised, self.trie = [], {}, {}, {}
+        self.entries, self.by_key, self.normalized, self.trie = [], {}, {}, {}
         self.index = defaultdict(list)
         for e in entries:
             self.add(e)
@@ -44,13 +44,13 @@ class Lexicon:
             bucket.sort(key=lambda pair: (-len(pair[0]), pair[0]))
 
     def set_lemmatizer(self, lemmatizer: Lemmatizer | None) -> None:
-        """Re-normalise every entry with another lemmatiser (the one the text will be lemmatised with)."""
+        """Re-normalize every entry with another lemmatizer (the one the text will be lemmatized with)."""
         if lemmatizer is not self.lemmatizer:
             self.lemmatizer = lemmatizer
             self._build(list(self.entries))
 
-    def normalise(self, words: Sequence[str]) -> tuple[str, ...]:
-        """Tokenise each component as text would be (unless told not to), then lemmatise (lowercased)."""
+    def normalize(self, words: Sequence[str]) -> tuple[str, ...]:
+        """Tokenize each component as text would be (unless told not to), then lemmatize (lowercased)."""
         if self.tokenize_entries:
             toks = [t for w in words for t in ((tokenize(w, self.lang) or [w]) if len(w) > 1 else [w])]
         else:
@@ -70,12 +70,12 @@ class Lexicon:
                                       old.source_line)
                 self._replace(old, merged)
             return
-        norm = self.normalise(entry.lemmas)
+        norm = self.normalize(entry.lemmas)
         self.entries.append(entry)
         self.by_key[entry.key] = entry
-        if len(norm) < 2 or norm in self.normalised:
+        if len(norm) < 2 or norm in self.normalized:
             return  # matching needs two tokens; a duplicate normal form matches as the first entry
-        self.normalised[norm] = entry
+        self.normalized[norm] = entry
         self.index[norm[0]].append((norm, entry))
         node = self.trie
         for lem in norm:
@@ -85,9 +85,9 @@ class Lexicon:
     def _replace(self, old: LexiconEntry, new: LexiconEntry) -> None:
         self.entries[self.entries.index(old)] = new
         self.by_key[new.key] = new
-        for norm, e in list(self.normalised.items()):
+        for norm, e in list(self.normalized.items()):
             if e is old:
-                self.normalised[norm] = new
+                self.normalized[norm] = new
                 bucket = self.index[norm[0]]
                 bucket[:] = [(n, new if x is old else x) for n, x in bucket]
                 node = self.trie
@@ -103,7 +103,7 @@ class Lexicon:
 
     @property
     def max_length(self) -> int:
-        return max((len(n) for n in self.normalised), default=0)
+        return max((len(n) for n in self.normalized), default=0)
 
     def fingerprint(self) -> str:
         """A short content hash, for signatures and caches."""
@@ -111,16 +111,3 @@ class Lexicon:
         for e in sorted(self.entries, key=lambda e: e.key):
             h.update(e.key.encode("utf-8") + b"\t" + e.category.encode("utf-8") + b"\n")
         return h.hexdigest()[:12]
-
-
-def load_lexicon(path, fmt: str = "auto", *, lang: str = "en", lemmatizer: str | Lemmatizer = "simplemma",
-                 side: str = "source", tokenize_entries: bool = True) -> Lexicon:
-    """Read a lexicon file in any supported format and compile it for ``lang``."""
-    from pathlib import Path
-
-    from mwemt.formats import read_lexicon_entries
-    from mwemt.preprocess.lemmatize import get_lemmatizer
-
-    lem = get_lemmatizer(lemmatizer, lang) if isinstance(lemmatizer, str) else lemmatizer
-    entries = read_lexicon_entries(path, fmt, side=side)
-    return Lexicon(entries, lem, lang=lang, name=Path(str(path)).name, tokenize_entries=tokenize_entries)

@@ -1,7 +1,7 @@
-"""Sentencepiece subwords for pretokenised (and factored) text, exactly invertible.
+"""Sentencepiece subwords for pretokenized (and factored) text, exactly invertible.
 
 Why the settings below:
-- identity normalisation (no NFKC): a subword step must not change the text it segments, and the
+- identity normalization (no NFKC): a subword step must not change the text it segments, and the
   words-with-spaces join ``_`` must stay an ordinary character (sentencepiece's only meta symbol is
   ``▁``, U+2581, the word-boundary marker);
 - byte fallback: characters unseen in training become ``<0xNN>`` pieces instead of ``<unk>``, so
@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import io
 import logging
-import random
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +28,8 @@ from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import atomic_write, count_lines, iter_lines
 from mwemt.formats import format_factored, parse_factored
 from mwemt.preprocess.encode import escape
+from mwemt.sampling import sample_stream
+from mwemt.schema import setting
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,19 @@ MODEL_TYPES = ("bpe", "unigram")
 IOB_MODES = ("copy", "bio")
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
 _PROTO_MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
+
+
+@dataclass(frozen=True)
+class SubwordConfig:
+    """Sentencepiece for an NMT system: trained on the system's own training text, factors carried
+    onto every piece."""
+
+    vocab_size: int = setting(8000, minimum=8, help="pieces per sentencepiece model")
+    model_type: str = setting("bpe", choices=MODEL_TYPES, help="sentencepiece algorithm")
+    joint: bool = setting(True, help="one model for both sides (else one per side)")
+    iob: str = setting("copy", choices=IOB_MODES, help="the IOB tag of a word's later pieces: copied, or "
+                                                        "B becomes I (bio)")
+    input_sentence_size: int = setting(0, minimum=0, help="train on a seeded sample of N lines (0 = all)")
 
 
 class SubwordCountError(ValueError):
@@ -105,7 +119,7 @@ def project_factors(rows: Sequence[Sequence[str]], words: Sequence[Sequence[str]
         if len(row) != n:
             raise ValueError(f"token {k} has {len(row)} factors, token 1 has {n}")
         if tag is not None and row[tag] not in ("B", "I", "O"):
-            raise ValueError(f"token {k} has tag {row[tag]!r} in factor {tag + 1}; --subword-iob bio needs B, I or O")
+            raise ValueError(f"token {k} has tag {row[tag]!r} in factor {tag + 1}; iob mode bio needs B, I or O")
         if len(pieces) == 1:
             append([pieces[0], *row[1:]])
             continue
@@ -151,7 +165,7 @@ def _proto_fields(buf: bytes) -> Iterator[tuple[int, int | bytes]]:
 
 
 def model_spec(model_bytes: bytes) -> dict[str, object]:
-    """Model type, normalisation rule and byte fallback read from a serialised sentencepiece model."""
+    """Model type, normalization rule and byte fallback read from a serialized sentencepiece model."""
     spec: dict[str, object] = {"model_type": "unigram", "normalization": "nmt_nfkc", "byte_fallback": False}
     for number, value in _proto_fields(model_bytes):
         if number == 2 and isinstance(value, bytes):      # TrainerSpec
@@ -170,7 +184,7 @@ def model_spec(model_bytes: bytes) -> dict[str, object]:
 # ---------------------------------------------------------------- the model
 
 class SubwordModel:
-    """A sentencepiece model used on pretokenised text: tokens in, pieces out, and back exactly."""
+    """A sentencepiece model used on pretokenized text: tokens in, pieces out, and back exactly."""
 
     def __init__(self, model_bytes: bytes, path: str | Path | None = None):
         import sentencepiece as spm
@@ -179,24 +193,24 @@ class SubwordModel:
             raise ValueError("the model file is empty")
         self._bytes = model_bytes
         self._path = Path(path) if path is not None else None
+        self._training: dict | None = None  # how `train` made it, for the manifest `save` writes
         self._sp = spm.SentencePieceProcessor(model_proto=model_bytes)
         self._spec = model_spec(model_bytes)
         if self._spec["normalization"] != "identity":
-            log.warning("%s uses normalisation %r, not identity: decoding may not restore the input exactly",
+            log.warning("%s uses normalization %r, not identity: decoding may not restore the input exactly",
                         path or "model", self._spec["normalization"])
         self._byte_ids = {i for i in range(self._sp.get_piece_size()) if self._sp.is_byte(i)}
 
     # -- construction
     @classmethod
-    def train(cls, inputs: Sequence[str | Path], model_prefix: str | Path, vocab_size: int = 8000,
+    def train(cls, inputs: Sequence[str | Path], vocab_size: int = 8000,
               model_type: str = "bpe", seed: int = 1, character_coverage: float = 1.0,
               input_sentence_size: int = 0, factored: bool = False, *, byte_fallback: bool = True,
               num_threads: int = 1, split_by_unicode_script: bool = True,
-              user_defined_symbols: Sequence[str] = (), progress: bool = False,
-              manifest_fields: dict | None = None) -> SubwordModel:
+              user_defined_symbols: Sequence[str] = (), progress: bool = False) -> SubwordModel:
         """Train one model on all ``inputs`` (joint when they are both sides of a corpus).
 
-        Writes ``<prefix>.model``, ``<prefix>.vocab`` and ``<prefix>.manifest.json`` atomically.
+        Nothing is written: `save` writes the model with its vocabulary and training manifest.
         ``factored=True`` trains on the surface (first) factor of ``w|f1|f2`` tokens.
         ``input_sentence_size`` > 0 trains on that many lines sampled with ``seed``.
         ``split_by_unicode_script`` (sentencepiece's default) keeps ``_`` and punctuation out of
@@ -204,8 +218,6 @@ class SubwordModel:
         ``user_defined_symbols`` (e.g. a ``<BT>`` tag) are always whole pieces, like the factor escapes.
         """
         import sentencepiece as spm
-
-        from mwemt.provenance import manifest, write_json
 
         if model_type not in MODEL_TYPES:
             raise MwemtError(f"model type {model_type!r} is not one of {', '.join(MODEL_TYPES)}")
@@ -221,7 +233,7 @@ class SubwordModel:
             raise MwemtError(f"user-defined symbol {bad!r} is empty or contains whitespace or {SPACE}")
         if any(str(p) == "-" for p in inputs):
             raise MwemtError("training reads files (their hashes go into the manifest), not standard input")
-        sentences, n_read = sample_lines(training_sentences(inputs, factored=factored, progress=progress),
+        sentences, n_read = sample_stream(training_sentences(inputs, factored=factored, progress=progress),
                                          input_sentence_size, seed)
         if not sentences:
             raise InputError("no non-empty lines to train on", inputs[0])
@@ -245,22 +257,37 @@ class SubwordModel:
         model = cls(writer.getvalue())
         if model.vocab_size < vocab_size:
             log.warning("asked for %d pieces, the data supports %d", vocab_size, model.vocab_size)
-        prefix = Path(model_prefix)
+        model._training = {
+            "inputs": [str(p) for p in inputs], "seed": seed, "sentences_read": n_read,
+            "sentences_trained": len(sentences),
+            "config": {"inputs": [str(p) for p in inputs], "factored": factored,
+                       "input_sentence_size": input_sentence_size, **options},
+        }
+        return model
+
+    def save(self, prefix: str | Path, manifest_fields: dict | None = None) -> Path:
+        """Write ``<prefix>.model``, ``<prefix>.vocab`` and ``<prefix>.manifest.json`` atomically;
+        returns the model path (which `path` then names). The manifest records how the model was
+        trained when `train` made it."""
+        from mwemt.provenance import manifest, write_json
+
+        prefix = Path(prefix)
         model_path = prefix.parent / (prefix.name + ".model")
         with atomic_write(model_path, "wb") as fh:
-            fh.write(model._bytes)
+            fh.write(self._bytes)
         with atomic_write(prefix.parent / (prefix.name + ".vocab")) as fh:
-            for i, piece in enumerate(model.pieces):
-                fh.write(f"{piece}\t{model._sp.get_score(i):g}\n")
-        model._path = model_path
-        config = {"inputs": [str(p) for p in inputs], "factored": factored,
-                  "input_sentence_size": input_sentence_size, **options}
+            for i, piece in enumerate(self.pieces):
+                fh.write(f"{piece}\t{self._sp.get_score(i):g}\n")
+        self._path = model_path
+        training = self._training or {}
+        inputs = training.get("inputs", [])
         write_json(prefix.parent / (prefix.name + ".manifest.json"), manifest(
-            "subword-model", inputs={f"input{i}": p for i, p in enumerate(inputs)}, config=config,
-            seed=seed, sentences_read=n_read, sentences_trained=len(sentences),
-            model={"path": str(model_path), "sha256": model.sha256, "vocab_size": model.vocab_size},
+            "subword-model", inputs={f"input{i}": p for i, p in enumerate(inputs)}, config=training.get("config"),
+            seed=training.get("seed"),
+            **{k: training[k] for k in ("sentences_read", "sentences_trained") if k in training},
+            model={"path": str(model_path), "sha256": self.sha256, "vocab_size": self.vocab_size},
             **(manifest_fields or {})))
-        return model
+        return model_path
 
     @classmethod
     def load(cls, model_path: str | Path) -> SubwordModel:
@@ -355,29 +382,6 @@ class SubwordModel:
         return [t for t in text.split(SPACE) if t]
 
 
-def sample_lines(lines: Iterable[str], size: int, seed: int) -> tuple[list[str], int]:
-    """All lines (``size`` <= 0) or a seeded uniform sample of ``size`` of them, in their original order.
-
-    Reservoir sampling, so memory stays at ``size`` lines however large the corpus; returns the
-    sample and the number of lines read.
-    """
-    if size <= 0:
-        out = list(lines)
-        return out, len(out)
-    rng = random.Random(seed)
-    reservoir: list[tuple[int, str]] = []
-    n = 0
-    for n, line in enumerate(lines, 1):
-        if n <= size:
-            reservoir.append((n, line))
-        else:
-            j = rng.randrange(n)
-            if j < size:
-                reservoir[j] = (n, line)
-    reservoir.sort()
-    return [line for _, line in reservoir], n
-
-
 def training_sentences(inputs: Sequence[str | Path], *, factored: bool = False,
                        progress: bool = False) -> Iterator[str]:
     """Non-empty lines of the inputs as sentencepiece will see them (surface factor, ``▁`` escaped)."""
@@ -429,17 +433,17 @@ def _progress(path: str | Path, desc: str, progress: bool):
 
 def apply_file(model: SubwordModel, in_path: str | Path, out_path: str | Path, *, factors: int = 1,
                iob: str = "copy", tag_index: int | None = None, progress: bool = True) -> SubwordStats:
-    """Segment a pretokenised file (``factors`` > 1: factored ``w|f1|...`` tokens) line by line.
+    """Segment a pretokenized file (``factors`` > 1: factored ``w|f1|...`` tokens) line by line.
 
     Empty lines stay empty so parallel files stay aligned. Every line is checked: one word-start
     piece per word and the same number of factors on every output piece.
     """
     if factors < 1:
-        raise MwemtError(f"--factors must be at least 1, not {factors}")
+        raise MwemtError(f"factors must be at least 1, not {factors}")
     if iob not in IOB_MODES:
         raise MwemtError(f"iob mode {iob!r} is not one of {', '.join(IOB_MODES)}")
     if iob == "bio" and factors < 2:
-        raise MwemtError("--subword-iob bio needs factored input (--factors 2 or more)")
+        raise MwemtError("iob mode bio needs factored input (factors 2 or more)")
     label = "<stdin>" if str(in_path) == "-" else str(in_path)
     stats = SubwordStats()
     with atomic_write(out_path) as out, _progress(in_path, "subword apply", progress) as bar:
@@ -475,7 +479,7 @@ def apply_file(model: SubwordModel, in_path: str | Path, out_path: str | Path, *
 
 def decode_file(model: SubwordModel, in_path: str | Path, out_path: str | Path, *,
                 progress: bool = True) -> SubwordStats:
-    """Pieces (one line of space-separated pieces per sentence) back to pretokenised text."""
+    """Pieces (one line of space-separated pieces per sentence) back to pretokenized text."""
     label = "<stdin>" if str(in_path) == "-" else str(in_path)
     stats = SubwordStats()
     with atomic_write(out_path) as out, _progress(in_path, "subword decode", progress) as bar:

@@ -4,9 +4,9 @@ The input is the flattened annotation table (one row per sentence, annotator and
 annotator, source_en, ref_it, mt_it, mwe_en, mwe_ref_it, ref_check, correct, mwe_mt_it, mt_check).
 Only one annotator's rows are used, by default the adjudicated ``FINAL`` ones.
 
-Annotators typed the MWEs by hand, so they are located in the tokenised source rather than
+Annotators typed the MWEs by hand, so they are located in the tokenized source rather than
 trusted: the MWE text is lowercased, ``...`` marks are dropped, it is split on spaces (and, as a
-second try, tokenised by Moses like the source), and its tokens are matched in order, with gaps, each to an equal source token or else to a close one
+second try, tokenized by Moses like the source), and its tokens are matched in order, with gaps, each to an equal source token or else to a close one
 (same simplemma lemma, or a character-level similarity of at least ``FUZZY_SIMILARITY`` for words
 of 4+ letters, which covers typos such as "ammount" and inflections such as "put"/"puts"). The
 match with the fewest approximate tokens, then the fewest ``...`` marks without a gap in the
@@ -98,7 +98,7 @@ class Pattern:
 
 def mwe_patterns(text: str, lang: str = "en") -> list[Pattern]:
     """The token sequences to look for, lowercased, ``...`` marks remembered but not matched: the MWE
-    split on spaces (annotators mostly typed it tokenised, as "let 's"), then tokenised by Moses."""
+    split on spaces (annotators mostly typed it tokenized, as "let 's"), then tokenized by Moses."""
     segments = _ELLIPSIS.split(text.replace("\u2019", "'").lower())
     out: list[Pattern] = []
     for split in (str.split, lambda seg: tokenize(seg, lang)):
@@ -192,7 +192,7 @@ def locate_mwe(source: Sequence[str], pattern: Pattern | Sequence[str], matcher:
 
 
 def _check(value: str) -> bool | None:
-    """Y/N judgements as booleans (None for anything else: blanks and free text)."""
+    """Y/N judgments as booleans (None for anything else: blanks and free text)."""
     v = value.strip().upper()
     return True if v == "Y" else False if v == "N" else None
 

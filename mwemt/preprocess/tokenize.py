@@ -1,4 +1,4 @@
-"""Tokenisation and detokenisation with sacremoses (Moses rules), one instance per language.
+"""Tokenization and detokenization with sacremoses (Moses rules), one instance per language.
 
 We never use Moses' XML escaping (`&apos;` ...): tokens stay as written. Escaping needed by a
 format (the `|` of factored lines) is done by that format's writer.
@@ -43,7 +43,7 @@ def tokenize(text: str, lang: str = "en", *, normalize: bool = False, aggressive
 
 
 # Italian apocopes written with an apostrophe ("un po' di", "a mo' di"): Moses splits the apostrophe
-# off and its detokeniser then glues it to the next word ("po 'di"); we glue it back to the word.
+# off and its detokenizer then glues it to the next word ("po 'di"); we glue it back to the word.
 _APOCOPES = {"it": {"po", "mo", "be", "to"}}
 _HIDDEN_APOSTROPHE = "\ue000"  # a private-use character no text contains
 

@@ -1,4 +1,4 @@
-"""Source factors as extra binarised streams, batched exactly like the word stream.
+"""Source factors as extra binarized streams, batched exactly like the word stream.
 
 A factored sample carries its source as a ``(length, factors)`` tensor, column 0 being the
 words. Batches carry ``src_tokens`` as ``(batch, length, factors)``: that is the only shape
@@ -20,7 +20,7 @@ def check_factor_alignment(word_sizes: np.ndarray, factor_sizes: Sequence[np.nda
                            factor_names: Sequence[str], split: str) -> None:
     """Fail on the first sentence whose factor stream is not as long as its word stream.
 
-    fairseq-preprocess binarises each stream on its own and never compares them, so a factor
+    fairseq-preprocess binarizes each stream on its own and never compares them, so a factor
     file shifted by one token would otherwise train silently on garbage.
     """
     for name, sizes in zip(factor_names, factor_sizes):

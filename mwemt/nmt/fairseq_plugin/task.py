@@ -1,4 +1,4 @@
-"""The `factored_translation` task: translation with one binarised stream per source factor.
+"""The `factored_translation` task: translation with one binarized stream per source factor.
 
 Data directory layout (written by `mwemt prepare`)::
 

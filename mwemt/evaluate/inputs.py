@@ -1,0 +1,174 @@
+"""What a score run reads: system outputs, references, the MWE test set, the target-language MWE
+lexicon and the compositionality table, loaded by ONE function (`load_score_inputs`) that `mwemt
+score` and the experiment runner's score stage both call, so they check the same things and fail
+with the same located messages.
+
+`ScoreInputs` is plain data: build it directly from lists to score text held in memory; its checks
+(equal lengths, non-empty) name the file a system came from when it came from one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mwemt.errors import InputError, MwemtError
+from mwemt.evaluate.base import REFERENCE_MWES, Metric
+from mwemt.evaluate.mwe_score import Alignment, read_alignments
+from mwemt.records import TestItem, TestMwe
+
+if TYPE_CHECKING:
+    from mwemt.evaluate.tesla import CompositionalityTable
+    from mwemt.preprocess.lexicon import Lexicon
+
+PathLike = str | Path
+
+
+class MissingInputError(MwemtError):
+    """A metric needs an input the score run does not have; ``needs`` names the `load_score_inputs`
+    argument that provides it (``ref`` or ``testset``), so a front end can name its own option."""
+
+    def __init__(self, metric: str, needs: str, what: str):
+        self.metric = metric
+        self.needs = needs
+        super().__init__(f"metric {metric!r} needs {what} ({needs})")
+
+
+@dataclass(frozen=True)
+class SystemOutput:
+    """One system's hypotheses (one per test sentence), optionally with word alignments
+    source -> hypothesis (for the MWE score), and where they were read from."""
+
+    name: str
+    hyps: Sequence[str]
+    alignments: Sequence[Alignment] | None = None
+    path: str | None = None
+    alignment_path: str | None = None
+
+
+@dataclass(frozen=True)
+class ScoreInputs:
+    """Everything a score run scores with. The first system is the baseline of paired tests.
+
+    ``sources`` maps a role (``hyp:NAME``, ``ref``, ``testset``, ``align:NAME``, ``lexicon``,
+    ``compositionality``) to the file it was read from: the inputs of a provenance manifest.
+    """
+
+    systems: Sequence[SystemOutput]
+    refs: Sequence[str] | None = None
+    testset: Sequence[TestItem] | None = None
+    lexicon: Lexicon | None = None
+    compositionality: CompositionalityTable | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_lengths(self)
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.systems[0].hyps)
+
+    @property
+    def segment_ids(self) -> list[str]:
+        """The test set's sentence ids, else 1..n."""
+        if self.testset is not None:
+            return [it.id for it in self.testset]
+        return [str(i) for i in range(1, self.n_sentences + 1)]
+
+    @property
+    def mwes(self) -> list[list[TestMwe]] | None:
+        return None if self.testset is None else [list(it.mwes) for it in self.testset]
+
+    def references_for(self, metric: Metric) -> Sequence:
+        """What ``metric`` compares hypotheses with; `MissingInputError` when the run lacks it."""
+        if metric.reference_kind == REFERENCE_MWES:
+            if self.testset is None:
+                raise MissingInputError(metric.key, "testset", "a test set with MWE reference translations")
+            return self.mwes  # type: ignore[return-value]
+        if self.refs is None:
+            raise MissingInputError(metric.key, "ref", "reference translations")
+        return self.refs
+
+
+def check_lengths(inputs: ScoreInputs) -> None:
+    """Every system, reference and alignment file has one line per test sentence."""
+    if not inputs.systems:
+        raise MwemtError("no systems to score")
+    names = [s.name for s in inputs.systems]
+    if len(set(names)) != len(names):
+        raise MwemtError(f"two systems share a name: {', '.join(names)}")
+    ref_source = inputs.sources.get("ref") or inputs.sources.get("testset") or "the reference"
+    n = None
+    if inputs.testset is not None:
+        n = len(inputs.testset)
+        if inputs.refs is not None and len(inputs.refs) != n:
+            raise InputError(f"{len(inputs.refs)} reference lines but the test set has {n} sentences",
+                             inputs.sources.get("ref"), expected="one reference line per test-set sentence")
+    elif inputs.refs is not None:
+        n = len(inputs.refs)
+    if n == 0:
+        raise InputError("no sentences", inputs.sources.get("ref") or inputs.sources.get("testset"),
+                         expected="one reference sentence per line")
+    for system in inputs.systems:
+        if n is not None and len(system.hyps) != n:
+            raise _system_error(system, f"{len(system.hyps)} lines but {ref_source} has {n} sentences",
+                                "one hypothesis line per reference sentence")
+        if not system.hyps:
+            raise _system_error(system, "no sentences", "one hypothesis per line")
+        n = len(system.hyps)
+        if system.alignments is not None and len(system.alignments) != n:
+            raise InputError(f"{len(system.alignments)} alignment lines but {n} hypotheses", system.alignment_path,
+                             expected="one alignment line per hypothesis")
+
+
+def _system_error(system: SystemOutput, message: str, expected: str) -> MwemtError:
+    if system.path is not None:
+        return InputError(message, system.path, expected=expected)
+    return MwemtError(f"system {system.name!r}: {message} (expected {expected})")
+
+
+def load_score_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike | None = None,
+                      testset: PathLike | None = None, alignments: Sequence[PathLike] | None = None,
+                      lexicon: PathLike | None = None, lexicon_format: str = "auto",
+                      compositionality: PathLike | None = None, lang: str = "en") -> ScoreInputs:
+    """Read everything a score run needs.
+
+    ``hyps``: (system name, file) pairs, the baseline first. ``ref``: one reference per line (default:
+    the test set's references). ``testset``: the MWE test set (JSONL). ``alignments``: one Pharaoh
+    file per system, in order. ``lexicon``: the target-language MWE lexicon (any
+    `mwemt.preprocess.annotate.load_lexicon` format; the target side of bilingual ones), compiled
+    for ``lang``. ``compositionality``: a ``mwe<TAB>score`` table.
+    """
+    from mwemt.fileio import read_lines
+    from mwemt.formats import read_testset
+
+    if alignments is not None and len(alignments) != len(hyps):
+        raise MwemtError(f"{len(alignments)} alignment files for {len(hyps)} systems; give one per system")
+    sources: dict[str, str] = {f"hyp:{name}": str(path) for name, path in hyps}
+    items = read_testset(testset) if testset is not None else None
+    refs = read_lines(ref) if ref is not None else [it.reference for it in items] if items is not None else None
+    if ref is not None:
+        sources["ref"] = str(ref)
+    if testset is not None:
+        sources["testset"] = str(testset)
+    systems = []
+    for k, (name, path) in enumerate(hyps):
+        align_path = alignments[k] if alignments is not None else None
+        if align_path is not None:
+            sources[f"align:{name}"] = str(align_path)
+        systems.append(SystemOutput(name, read_lines(path), read_alignments(align_path) if align_path else None,
+                                    str(path), str(align_path) if align_path else None))
+    lex = table = None
+    if lexicon is not None:
+        from mwemt.preprocess.annotate import load_lexicon
+
+        lex = load_lexicon(lexicon, lexicon_format, lang=lang, side="target")
+        sources["lexicon"] = str(lexicon)
+    if compositionality is not None:
+        from mwemt.evaluate.tesla import CompositionalityTable
+
+        table = CompositionalityTable.from_file(compositionality)
+        sources["compositionality"] = str(compositionality)
+    return ScoreInputs(systems, refs, items, lex, table, sources)
