@@ -15,7 +15,8 @@ about 2M, 8M and 32M tokens and repeats the vector methods on each: how much doe
 
 Writes OUT/report.md, OUT/report.json (every number with its signature, stage timings and memory,
 config, versions, input hashes), OUT/corpus_size.png, OUT/predictions.tsv (every score of every
-rated compound, NA with the reason) and OUT/ted-en.tsv + OUT/ted-en.all.tsv (the TED MWEs). The
+rated compound, NA with the reason), OUT/ted-en.tsv + OUT/ted-en.all.tsv (the TED MWEs) and
+OUT/testset-NAME.tsv + .all.tsv (the MWEs of each --testset). The
 vectors live under --cache, one directory per corpus and sample; every stage is reused when the
 hashes of its inputs and its settings match, so a second run only re-evaluates.
 """
@@ -65,6 +66,7 @@ SMALL_CORPORA = ["parallel/tatoeba-en-it/eng-ita.anki.tsv::1", "parallel/europar
 TED_PAIRS = "testsets/zaninello-en-it/derived/test_ted.mwe_pairs.tsv"
 BILINGUAL = "lexicons/wordnet-mwe/derived/en-ita.multiwordnet.tsv"
 SENTENCES = "compositionality/nctti/sentids_en.csv"
+DEMO_TESTSET = ROOT / "mwemt" / "data" / "demo" / "test_mwe.jsonl"
 CURVE = "2M,8M,32M"
 SMALL_CORPUS_TOKENS = 10_000_000  # below this, word2vec gets 20 epochs instead of 5 (few tokens, few updates)
 LABELS = {"direct": "cos(mwe, w1+w2)", "alpha": "alpha-weighted per component", "ss": "string similarity",
@@ -96,6 +98,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=0, help="processes and word2vec threads, 0 = one per core")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs")
+    p.add_argument("--testset", action="append", metavar="[NAME=]JSONL",
+                   help="an MWE test set whose source MWEs get a compositionality file OUT/testset-NAME.tsv "
+                        "(for the experiments' tests.NAME.source_compositionality); repeatable (default: the "
+                        "demo's test set; the TED MWEs always get OUT/ted-en.tsv)")
     p.add_argument("--no-bilingual", action="store_true", help="skip string similarity")
     p.add_argument("--no-contextual", action="store_true", help="skip the contextual (MiniLM) variant")
     p.add_argument("--quiet", "-q", action="store_true")
@@ -275,7 +281,13 @@ def main(argv: list[str] | None = None) -> int:
     best = best_method(results)
     ted_result = None
     if ted:
-        ted_result = write_ted(ted, store, best, args.alpha, out, table_names, translations)
+        ted_result = write_mwe_scores("ted-en", ted, store, best, args.alpha, out, table_names, translations)
+    testsets = {}
+    for spec in args.testset if args.testset is not None else [f"demo={DEMO_TESTSET}"]:
+        name, _, path = spec.rpartition("=")
+        name = name or Path(path).stem
+        testsets[name] = {"path": path, **write_mwe_scores(f"testset-{name}", testset_mwes(Path(path)), store, best,
+                                                           args.alpha, out, table_names, translations)}
 
     stages = {"collapse": _stage_summary(crec), **{k: _stage_summary(v) for k, v in vman["models"].items()}}
     wall = time.perf_counter() - t_start
@@ -285,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
                       vectors_inputs=vman.get("inputs"),
                       bilingual=BILINGUAL if translations is not None else None,
                       contextual={"encoder": encoder, "sentences": SENTENCES} if encoder else None,
-                      gold=gold_info, results=results, best=best, curve=curve, ted=ted_result, stages=stages,
+                      gold=gold_info, results=results, best=best, curve=curve, ted=ted_result, testsets=testsets,
+                      stages=stages,
                       run={"wall_seconds": round(wall, 1), "peak_rss_mib": peak_rss_mib(),
                            "load_average_at_end": list(os.getloadavg())})
     write_json(out / "report.json", report)
@@ -328,26 +341,36 @@ def best_method(results: dict) -> dict:
                     ">= 90% of each (else among those correlated on each, else on any)"}
 
 
-def write_ted(ted: list[str], store, best: dict, alpha: float, out: Path, table_names, translations) -> dict:
-    """OUT/ted-en.tsv (the score file mwemt score reads) and OUT/ted-en.all.tsv (every method, NA with reasons)."""
+def write_mwe_scores(stem: str, mwes: list[str], store, best: dict, alpha: float, out: Path, table_names,
+                     translations) -> dict:
+    """OUT/STEM.tsv (the ``mwe<TAB>compositionality`` file that `mwemt score` and the experiments'
+    ``source_compositionality`` read) and OUT/STEM.all.tsv (every method, NA with reasons)."""
     model, _, method = best["method"].partition(":")
-    scores = score_mwes(ted, store, model=model, method=method, alpha=alpha)
-    write_compositionality(out / "ted-en.tsv", [(s.mwe, s.score) for s in scores if s.score is not None])
-    entries = [LexiconEntry(tuple(m.split())) for m in ted]
+    scores = score_mwes(mwes, store, model=model, method=method, alpha=alpha)
+    write_compositionality(out / f"{stem}.tsv", [(s.mwe, s.score) for s in scores if s.score is not None])
+    entries = [LexiconEntry(tuple(m.split())) for m in mwes]
     preds = predict(entries, store, alpha=alpha, models=[m for m in MODELS if m in store.spaces],
                     translations=translations)
     rows = table_rows(preds, table_names)
     how = {s.mwe: (s.how, "gapped (...): not collapsible" if _ELLIPSIS.search(s.mwe) else s.reason) for s in scores}
     rows = [rows[0] + "\tbest_how\tbest_reason"] + [
         r + "\t" + "\t".join(how.get(r.split("\t", 1)[0], ("", ""))) for r in rows[1:]]
-    write_lines(out / "ted-en.all.tsv", rows)
+    write_lines(out / f"{stem}.all.tsv", rows)
     n_scored = sum(1 for s in scores if s.score is not None)
     by_how: dict[str, int] = {}
     for s in scores:
         by_how[s.how or "missing"] = by_how.get(s.how or "missing", 0) + 1
-    return {"distinct_mwes": len(ted), "scored": n_scored, "method": best["method"], "by_source": by_how,
-            "gapped": sum(1 for m in ted if _ELLIPSIS.search(m)), "one_word": sum(1 for m in ted if len(m.split()) == 1),
-            "files": ["ted-en.tsv", "ted-en.all.tsv"]}
+    return {"distinct_mwes": len(mwes), "scored": n_scored, "method": best["method"], "by_source": by_how,
+            "gapped": sum(1 for m in mwes if _ELLIPSIS.search(m)),
+            "one_word": sum(1 for m in mwes if len(m.split()) == 1), "files": [f"{stem}.tsv", f"{stem}.all.tsv"]}
+
+
+def testset_mwes(path: Path) -> list[str]:
+    """Distinct source MWEs of an MWE test set (JSONL), by display name (else surface, else lemma)."""
+    from mwemt.formats import read_testset
+
+    return list(dict.fromkeys(" ".join((m.name or m.surface or m.lemma).lower().split())
+                              for item in read_testset(path) for m in item.mwes))
 
 
 # ---------------------------------------------------------------- output
@@ -473,6 +496,9 @@ def render(report: dict, names: list[str]) -> str:
         lines += [f"TED MWEs (English side of the adjudicated annotation): {t['distinct_mwes']} distinct, "
                   f"{t['scored']} scored with {t['method']} ({t['by_source']}); {t['gapped']} are gapped and "
                   f"{t['one_word']} are one word. Files: {', '.join(t['files'])}.", ""]
+    for name, t in (report.get("testsets") or {}).items():
+        lines += [f"Test set {name} ({Path(t['path']).name}): {t['distinct_mwes']} distinct source MWEs, "
+                  f"{t['scored']} scored with {t['method']} ({t['by_source']}). Files: {', '.join(t['files'])}.", ""]
     return "\n".join(lines)
 
 

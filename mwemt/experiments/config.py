@@ -121,6 +121,10 @@ class TestConfig:
                                                            "`mwemt.preprocess.testset`; with `source` and "
                                                            "`reference` as the TED text")
     compositionality: str | None = setting(None, path="file", help="mwe<TAB>score TSV for tesla-comp")
+    source_compositionality: str | None = setting(
+        None, path="file", help="mwe<TAB>score TSV of the source MWEs' predicted compositionality (e.g. "
+                                "`ted-en.tsv` of scripts/compositionality_report.py): the MWE score is also "
+                                "reported per tertile of it")
     role: str = setting("general", choices=ROLES, help="general or MWE-focused test (the results table's "
                                                        "grouping)")
     metrics: tuple[str, ...] = setting(("bleu", "chrf"), choices=metric_names, help="metrics to compute")
@@ -136,6 +140,8 @@ class TestConfig:
             raise node.error(None, "needs `source` and `reference`, `testset` (JSONL) or `from_ted`")
         if "mwe" in self.metrics and not (self.testset or self.from_ted):
             raise node.error("metrics", "the MWE score needs an MWE-annotated test set (`testset` or `from_ted`)")
+        if self.source_compositionality and "mwe" not in self.metrics:
+            raise node.error("source_compositionality", "breaks the MWE score down, but `metrics` has no `mwe`")
         return self
 
 

@@ -176,6 +176,8 @@ class Pipeline:
                 inputs["testset"] = tests[name].output("testset")
             if t.compositionality:
                 inputs["compositionality"] = t.compositionality
+            if t.source_compositionality:
+                inputs["source_compositionality"] = t.source_compositionality
             if cfg.data.target_lexicon and {"tesla-comp", "tesla-01"} & set(t.metrics):
                 inputs["target_lexicon"] = cfg.data.target_lexicon
             entry = self.runner.stage("score", name, S.score_stage, config=section, inputs=inputs)
