@@ -92,6 +92,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--dim", type=int, default=300, help="word2vec and SVD dimensions (default: %(default)s)")
     p.add_argument("--epochs", type=int,
                    help=f"word2vec epochs (default: 20 below {SMALL_CORPUS_TOKENS:,} tokens, else 5)")
+    p.add_argument("--models", default=",".join(MODELS),
+                   help="vector models to build and evaluate (default: %(default)s)")
     p.add_argument("--min-count", type=int, default=3)
     p.add_argument("--context-ranks", default="51-1050", help="PPMI context words by frequency rank")
     p.add_argument("--ppmi-cds", type=float, default=1.0, help="PPMI context distribution smoothing")
@@ -113,6 +115,14 @@ def parse_size(text: str) -> int:
     if not m:
         raise MwemtError(f"--curve: {text!r} is not a size (expected e.g. 2M, 500k, 8000000)")
     return int(float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6}[m.group(2).lower()])
+
+
+def parse_models(text: str) -> list[str]:
+    models = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in models if m not in MODELS]
+    if unknown or not models:
+        raise MwemtError(f"--models: {text!r}: expected a comma-separated list of {', '.join(MODELS)}")
+    return [m for m in MODELS if m in models]
 
 
 def fmt_tokens(n: int) -> str:
@@ -209,9 +219,10 @@ def main(argv: list[str] | None = None) -> int:
                            workers=config.workers, progress=not args.quiet)
     if args.epochs is None and crec["tokens"] < SMALL_CORPUS_TOKENS:
         config = replace(config, epochs=20)
-    vman = build_vectors(sources, lexicon_entries, full, config, progress=not args.quiet, lexicon_path=lexicon_path,
-                         lexicon_format="list")
-    store = load_store(full)
+    models = parse_models(args.models)
+    vman = build_vectors(sources, lexicon_entries, full, config, models, progress=not args.quiet,
+                         lexicon_path=lexicon_path, lexicon_format="list")
+    store = load_store(full, models=models)
 
     entries = [LexiconEntry(tuple(m.split())) for m in gold_mwes]
     scored = ds_scores(store, entries, args.alpha)
@@ -265,9 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         sdir = base / f"sample-{fmt_tokens(size)}"
         say(f"corpus-size curve: {fmt_tokens(size)} tokens -> {sdir}")
         srec = sample_corpus(full, sdir, size)
-        stages = train_models(sdir, config, progress=not args.quiet)
+        stages = train_models(sdir, config, models, progress=not args.quiet)
         write_manifest(sdir, config, srec, stages, annotator.lexicon, lexicon_path, sources)
-        sstore = load_store(sdir)
+        sstore = load_store(sdir, models=models)
         label = f"sample@{fmt_tokens(size)}"
         sres = evaluate_all(ds_scores(sstore, entries, args.alpha), golds, 0, lambda n, label=label: label)
         curve.append({"tokens": srec["tokens"], "target_tokens": size, "fraction": round(srec["fraction"], 5),
