@@ -17,32 +17,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from mwemt.provenance import cpu_description
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MWEMT_SHARED", ROOT.parent / "shared" / "data"))
 DEFAULT_CORPUS = SHARED / "monolingual/enwiki-2015-sample/enwiki-2015.en.txt.gz"
 STAGES = ("collapse", "ppmi", "svd", "w2v")
 LIMIT_MIB = 6 * 1024
-
-
-def cpu_info() -> str:
-    model, flags = platform.processor() or "?", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    shown = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile") if f in flags]
-    return f"{model}; {os.cpu_count()} cores; flags: {', '.join(shown) or 'none of avx2/avx512/amx'}"
 
 
 def count_lines(path: Path) -> int:
@@ -98,7 +85,7 @@ def main() -> None:
     from mwemt.compositionality.gold import rated_mwes, read_shared_gold
     from mwemt.fileio import write_lines
 
-    print(f"cpu: {cpu_info()}")
+    print(f"cpu: {cpu_description()}")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     fractions = [float(x) for x in args.fractions.split(",")]
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-comp-"))

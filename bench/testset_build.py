@@ -15,32 +15,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 DEFAULT_LEXICON = SHARED / "lexicons/wordnet-mwe/derived/oewn_english_mwe_lemmas.tsv"
 TATOEBA = SHARED / "parallel/tatoeba-en-it/eng-ita.anki.tsv"
 TARGET_SECONDS = 120.0
-
-
-def cpu_description() -> str:
-    model, flags = platform.processor() or "?", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    marks = " ".join(f"{f}={'yes' if f in flags else 'no'}" for f in ("avx2", "avx512f", "avx512_bf16", "amx_tile"))
-    return f"{model}; {os.cpu_count()} cores; {marks}"
 
 
 def load_average() -> str:
@@ -75,6 +61,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from mwemt.augment.corpus import iter_tsv_pairs, plan_split
     from mwemt.fileio import write_lines
+    from mwemt.provenance import cpu_description
 
     rows = list(iter_tsv_pairs(TATOEBA))
     plan = plan_split([s for _, s, _ in rows], valid_size=2000, test_size=args.test, seed=1)

@@ -136,6 +136,9 @@ def test_report_script_on_a_wikipedia_sample(shared, tmp_path):
     ted = (out / "ted-en.all.tsv").read_text().splitlines()
     assert len(ted) == 1081 and "gapped" in next(line for line in ted if line.startswith("bring...to"))
     assert (out / "ted-en.tsv").read_text().startswith("mwe\tcompositionality\n")
+    demo = rep["testsets"]["demo"]   # the demo's MWE test set by default: 55 distinct source MWEs
+    assert demo["distinct_mwes"] == 55 and demo["files"] == ["testset-demo.tsv", "testset-demo.all.tsv"]
+    assert len((out / "testset-demo.all.tsv").read_text().splitlines()) == 56
     assert mod.main(args) == 0  # second run: every stage from the cache
     rep2 = json.loads((out / "report.json").read_text())
     assert all(s.get("cached") for s in rep2["stages"].values())
