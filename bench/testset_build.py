@@ -21,7 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 DEFAULT_LEXICON = SHARED / "lexicons/wordnet-mwe/derived/oewn_english_mwe_lemmas.tsv"
