@@ -1,4 +1,4 @@
-"""Human compositionality ratings, normalised to one scale, and agreement of predictions with them.
+"""Human compositionality ratings, normalized to one scale, and agreement of predictions with them.
 
 Every reader returns scores in [0, 1] with 1 = compositional, whatever the file's own scale:
 
@@ -10,7 +10,7 @@ Every reader returns scores in [0, 1] with 1 = compositional, whatever the file'
   s1/s2 rate how literal each word is and s3 how literal the whole compound is, 0-5 with
   5 = compositional. The gold score is s3 / 5.
 - ``farahmand`` (Farahmand, Smith and Nivre 2015, ``nonComp-judgments.csv``): comma-separated,
-  ``compound,j1,...,jk`` with k binary judgements of NON-compositionality (1 = non-compositional).
+  ``compound,j1,...,jk`` with k binary judgments of NON-compositionality (1 = non-compositional).
   The direction is reversed: score = 1 - mean(j), so four 0s give 1.0 and four 1s give 0.0.
 - ``tsv``: the mwemt score file, header ``mwe<TAB>compositionality``, scores already in [0, 1].
 
@@ -37,9 +37,9 @@ SHARED_GOLD = {
     "farahmand": ("compositionality/farahmand2015-nc/nonComp-judgments.csv", "farahmand"),
 }
 SCALES = {
-    "nctti": "CompType 0-5, 5 = compositional; normalised score/5",
-    "reddy": "compound score (5th column) 0-5, 5 = compositional; normalised score/5",
-    "farahmand": "binary non-compositionality judgements (1 = non-compositional); normalised 1 - mean",
+    "nctti": "CompType 0-5, 5 = compositional; normalized score/5",
+    "reddy": "compound score (5th column) 0-5, 5 = compositional; normalized score/5",
+    "farahmand": "binary non-compositionality judgments (1 = non-compositional); normalized 1 - mean",
     "tsv": "0-1, 1 = compositional; used as is",
 }
 
@@ -91,7 +91,7 @@ def _rows(path: str, delimiter: str) -> Iterable[tuple[int, list[str]]]:
 
 
 def read_gold(path: str | Path, fmt: str) -> GoldSet:
-    """Read a rating file in one of `GOLD_FORMATS`, normalised to [0, 1], 1 = compositional."""
+    """Read a rating file in one of `GOLD_FORMATS`, normalized to [0, 1], 1 = compositional."""
     path = str(path)
     if fmt not in GOLD_FORMATS:
         raise MwemtError(f"unknown gold format {fmt!r}; choose one of {', '.join(GOLD_FORMATS)}")
@@ -139,14 +139,14 @@ def _read_farahmand(path: str, gold: GoldSet) -> None:
     for lineno, cols in _rows(path, ","):
         if len(cols) < 2:
             raise InputError(f"{len(cols)} column(s)", path, lineno,
-                             expected="compound,j1,...,jk with binary non-compositionality judgements")
-        judgements = []
+                             expected="compound,j1,...,jk with binary non-compositionality judgments")
+        judgments = []
         for k, raw in enumerate(cols[1:], 2):
             if raw.strip() not in ("0", "1"):
                 raise InputError(f"judgement {raw!r} in column {k}", path, lineno,
                                  expected="0 (compositional) or 1 (non-compositional)")
-            judgements.append(int(raw))
-        score = 1.0 - sum(judgements) / len(judgements)
+            judgments.append(int(raw))
+        score = 1.0 - sum(judgments) / len(judgments)
         gold.add(cols[0].strip(), score, ",".join(cols[1:]), lineno)
 
 

@@ -64,7 +64,7 @@ class Target:
     def content_pairs(self) -> list[tuple[str, str]]:
         """(word as written in the MWE list, its lemma) for each content word, for translation lookup.
 
-        When tokenisation changed the number of words, every written word is used with itself as lemma.
+        When tokenization changed the number of words, every written word is used with itself as lemma.
         """
         if len(self.words) == len(self.normalized):
             return [(self.words[i], self.normalized[i]) for i in self.content]
