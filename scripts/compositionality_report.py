@@ -303,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     stages = {"collapse": _stage_summary(crec), **{k: _stage_summary(v) for k, v in vman["models"].items()}}
     wall = time.perf_counter() - t_start
     report = manifest("compositionality-report", inputs={n: g.path for n, g in golds.items()},
-                      config={"alpha": args.alpha, "bootstrap": args.bootstrap, "vectors": asdict(config)},
+                      config={"alpha": args.alpha, "bootstrap": args.bootstrap, "models": models,
+                              "vectors": asdict(config)},
                       seed=args.seed, corpus=vman["corpus"], lexicon=vman["lexicon"], vectors=str(full),
                       vectors_inputs=vman.get("inputs"),
                       bilingual=BILINGUAL if translations is not None else None,
@@ -444,6 +445,7 @@ def _label(name: str) -> str:
 
 def render(report: dict, names: list[str]) -> str:
     c, lx, cfg = report["corpus"], report["lexicon"], report["config"]["vectors"]
+    models = report["config"].get("models", list(MODEL_NAMES))
     st = report["stages"]
     lines = [
         "# Compositionality report",
@@ -452,8 +454,11 @@ def render(report: dict, names: list[str]) -> str:
         f"lines ({c.get('duplicate_lines', 0):,} repeated lines dropped), {c['tokens']:,} tokens after "
         f"lemmatization and collapsing, {c['types']:,} types.",
         f"Lexicon collapsed: {lx['occurrences']:,} occurrences of {lx['entries_seen']} of {lx['entries']} distinct "
-        f"MWEs (the rated compounds and the contiguous TED MWEs). word2vec CBOW dim {cfg['dim']}, window "
-        f"{cfg['w2v_window']}, {cfg['epochs']} epochs; PPMI window ±{cfg['ppmi_window']}, contexts = frequency "
+        f"MWEs (the rated compounds and the contiguous TED MWEs). Models: "
+        + ", ".join(MODEL_NAMES[m] for m in models) + ". "
+        + (f"word2vec CBOW dim {cfg['dim']}, window {cfg['w2v_window']}, {cfg['epochs']} epochs; "
+           if "w2v" in models else "")
+        + f"PPMI window ±{cfg['ppmi_window']}, contexts = frequency "
         f"ranks {cfg['context_first_rank']}-{cfg['context_last_rank']}, cds {cfg['ppmi_cds']}; PPMI-SVD rank "
         f"{cfg['svd_dim']}, U·S^{cfg['svd_power']}; min count {cfg['min_count']}; seed {cfg['seed']}; "
         f"alpha {report['config']['alpha']}. Intervals: 95% percentile bootstrap over the rated compounds "
