@@ -103,8 +103,8 @@ def format_breakdown(test: str, breakdown: dict, baseline: str, width: int = 1) 
     header = [f"{g} ({bounds[g]}; {groups[g]['sentences']} sent.)" for g in GROUPS]
     lines = [f"### {test}: {breakdown['metric']} by predicted compositionality of the source MWEs", "",
              f"Tertiles of the sentences' mean predicted compositionality ({breakdown['source']}; "
-             f"{breakdown['mwes_with_value']} of {breakdown['mwes']} MWEs have a value, "
-             f"{breakdown['sentences_without_value']} sentences have none and are left out). Low = least "
+             f"{breakdown['mwes_with_value']} of {breakdown['mwes']} MWEs have a value; sentences without "
+             f"any, left out: {breakdown['sentences_without_value']}). Low = least "
              "compositional. Each cell: score (difference to the baseline, * p < 0.05, paired bootstrap "
              "within the group).", "",
              "| system | " + " | ".join(header) + " |", "|---|" + "---:|" * len(GROUPS)]
