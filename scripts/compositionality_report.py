@@ -297,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.testset if args.testset is not None else [f"demo={DEMO_TESTSET}"]:
         name, _, path = spec.rpartition("=")
         name = name or Path(path).stem
-        testsets[name] = {"path": path, **write_mwe_scores(f"testset-{name}", testset_mwes(Path(path)), store, best,
+        shown = os.path.relpath(path, ROOT) if Path(path).resolve().is_relative_to(ROOT) else path
+        testsets[name] = {"path": shown, **write_mwe_scores(f"testset-{name}", testset_mwes(Path(path)), store, best,
                                                            args.alpha, out, table_names, translations)}
 
     stages = {"collapse": _stage_summary(crec), **{k: _stage_summary(v) for k, v in vman["models"].items()}}
