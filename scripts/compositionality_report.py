@@ -409,7 +409,7 @@ def plot_curve(curve: list[dict], path: Path) -> None:
             ax.plot(xs, [float("nan") if y is None else y for y in ys], marker="o",
                     color=styles.get(model), linestyle="-" if meth == "alpha" else "--",
                     label=f"{MODEL_NAMES.get(model, model)} {meth}")
-        ax.set_xscale("log")
+        _size_axis(ax, xs)
         ax.set_title(f"{g}: Spearman rho")
         ax.set_xlabel("corpus tokens (millions)")
         ax.grid(alpha=0.3)
@@ -419,7 +419,7 @@ def plot_curve(curve: list[dict], path: Path) -> None:
         ys = [max((m.get("coverage", 0.0) for m in c["results"][g].values()), default=0.0) for c in curve]
         ax.plot(xs, ys, marker="o", label=g)
     ax.axhline(0.9, color="grey", linewidth=0.8, linestyle=":")
-    ax.set_xscale("log")
+    _size_axis(ax, xs)
     ax.set_ylim(0, 1.02)
     ax.set_title("coverage (best vector method)")
     ax.set_xlabel("corpus tokens (millions)")
@@ -429,6 +429,16 @@ def plot_curve(curve: list[dict], path: Path) -> None:
     with atomic_write(path, "wb") as fh:
         fig.savefig(fh, format="png", dpi=110)
     plt.close(fig)
+
+
+def _size_axis(ax, xs: list[float]) -> None:
+    """A log axis of corpus sizes ticked at the measured sizes only (millions of tokens)."""
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"{x:.0f}M" if x >= 1 else f"{x * 1000:.0f}k" for x in xs])
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _ci(m: dict, key: str) -> str:
