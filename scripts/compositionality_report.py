@@ -102,7 +102,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs")
     p.add_argument("--testset", action="append", metavar="[NAME=]JSONL",
                    help="an MWE test set whose source MWEs get a compositionality file OUT/testset-NAME.tsv "
-                        "(for the experiments' tests.NAME.source_compositionality); repeatable (default: the "
+                        "(for the experiments' tests.NAME.mwe_compositionality); repeatable (default: the "
                         "demo's test set; the TED MWEs always get OUT/ted-en.tsv)")
     p.add_argument("--no-bilingual", action="store_true", help="skip string similarity")
     p.add_argument("--no-contextual", action="store_true", help="skip the contextual (MiniLM) variant")
@@ -357,7 +357,7 @@ def best_method(results: dict) -> dict:
 def write_mwe_scores(stem: str, mwes: list[str], store, best: dict, alpha: float, out: Path, table_names,
                      translations) -> dict:
     """OUT/STEM.tsv (the ``mwe<TAB>compositionality`` file that `mwemt score` and the experiments'
-    ``source_compositionality`` read) and OUT/STEM.all.tsv (every method, NA with reasons)."""
+    ``mwe_compositionality`` read) and OUT/STEM.all.tsv (every method, NA with reasons)."""
     model, _, method = best["method"].partition(":")
     scores = score_mwes(mwes, store, model=model, method=method, alpha=alpha)
     write_compositionality(out / f"{stem}.tsv", [(s.mwe, s.score) for s in scores if s.score is not None])

@@ -111,8 +111,6 @@ def error_of(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> Conf
     ("lexicon.txt", "no-such-lexicon.txt", 5, "data.lexicon: not found: "),
     ("  iob: {encoding: iob}", "  d: {augment: dictionary}", 10, "systems.d: uses the dictionary but data.dictionary"),
     ("/valid.it}", "/valid.it, metrics: [bleu, mwe]}", 7, "tests.general.metrics: the MWE score needs"),
-    ("/valid.it}", f"/valid.it, source_compositionality: {NMT}/valid.en}}", 7,
-     "tests.general.source_compositionality: breaks the MWE score down, but `metrics` has no `mwe`"),
     ("systems:", "score: {baseline: nope}\nsystems:", 8, "score.baseline: 'nope' is not a system"),
     ("name: t", "name: [unclosed", 2, "not valid YAML"),
     ("  baseline: {}", "  baseline: {}\n  baseline: {}", 10, "systems.baseline: duplicate key (first at line 9)"),

@@ -5,7 +5,7 @@ systems in the same order, baseline first. The markdown table has one row per sy
 per (test set, metric); a cell is ``score ±95% CI half-width`` from the paired bootstrap with ``*``
 when the system differs from the baseline at p < 0.05. Under the table a short "findings" list
 compares every system with the baseline on the MWE-focused columns, stated as measured; test sets
-scored with a ``source_compositionality`` table add the MWE score per compositionality tertile.
+scored with a ``mwe_compositionality`` table add the MWE score per compositionality tertile.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ class SetScores:
     run: dict
 
 
-def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta: dict | None = None) -> dict:
-    """One JSON-able dictionary with every score, signature and p-value, and the column order."""
+def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta: dict | None = None,
+                  reports: dict[str, str] | None = None) -> dict:
+    """One JSON-able dictionary with every score, signature and p-value, and the column order;
+    ``reports``: test name -> its comparison report's page, relative to the run directory."""
     systems = tests[0].run["systems"] if tests else []
     for t in tests:
         if t.run["systems"] != systems:
@@ -56,7 +58,8 @@ def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta:
     breakdowns = {t.name: t.run["compositionality_breakdown"] for t in tests
                   if t.run.get("compositionality_breakdown")}
     return {"name": name, "baseline": baseline, "systems": systems, "columns": columns, "scores": scores,
-            "paired_bootstrap": bootstrap, "compositionality_breakdown": breakdowns, "meta": meta or {}}
+            "paired_bootstrap": bootstrap, "compositionality_breakdown": breakdowns, "reports": dict(reports or {}),
+            "meta": meta or {}}
 
 
 def _cell(row: dict, width: int = 1) -> str:
@@ -115,6 +118,10 @@ def format_markdown(results: dict, width: int = 1) -> str:
         lines += ["## MWE score by predicted compositionality (tertiles)", ""]
         for test, b in breakdowns.items():
             lines += format_breakdown(test, b, results["baseline"], width)
+    reports = results.get("reports") or {}
+    if reports:
+        lines += ["## Comparison reports (open in a browser)", "",
+                  *[f"- {test}: [{page}]({page}) (also report.md, report.json)" for test, page in reports.items()], ""]
     lines += ["## Signatures", ""]
     for c in cols:
         lines.append(f"- {c['label']} ({c['n_sentences']} sentences): `{c['signature']}`")

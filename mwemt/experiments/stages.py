@@ -10,11 +10,12 @@ stage's cache key (a change to one setting reruns only the stages that read it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.experiments.config import BacktranslationOptions, DictionaryOptions
+from mwemt.experiments.config import BacktranslationOptions, DictionaryOptions, ReportConfig
 from mwemt.fileio import iter_parallel, read_lines, write_lines
 from mwemt.nmt.config import PrepareConfig
 from mwemt.nmt.train import FairseqJob
@@ -244,10 +245,26 @@ class AnnotateSection:
     lexicon_side: str
     preprocess: PreprocessConfig
 
-    def annotator(self, lexicon: str | Path | None) -> AnnotatorConfig:
-        files = (lexicon,) if lexicon is not None and self.encoding != "none" else ()
-        return AnnotatorConfig.of(self.preprocess, lang=self.src_lang, lexicon=files,
-                                  lexicon_format=self.lexicon_format, lexicon_side=self.lexicon_side)
+    def annotator(self, inputs: Mapping[str, str | Path]) -> AnnotatorConfig:
+        """The annotator of this section on a stage's input files: ``lexicon``, and ``filters`` /
+        ``raw_corpus`` when the identification filters come from files (`filter_inputs`)."""
+        lexicon = inputs.get("lexicon") if self.encoding != "none" else None
+        config = AnnotatorConfig.of(self.preprocess, lang=self.src_lang, lexicon=(lexicon,) if lexicon else (),
+                                    lexicon_format=self.lexicon_format, lexicon_side=self.lexicon_side)
+        if lexicon and "filters" in inputs:
+            config = replace(config, filters=str(inputs["filters"]))
+        if lexicon and "raw_corpus" in inputs:
+            config = replace(config, raw_corpus=str(inputs["raw_corpus"]))
+        return config
+
+    def filter_inputs(self, lexicon: str | Path | None) -> dict[str, Path]:
+        """The files besides the lexicon that the identification filters come from (a saved filter
+        model, a raw corpus), as stage inputs: their content is part of the cache key."""
+        from mwemt.preprocess.identification import filter_source_files
+
+        if lexicon is None or self.encoding == "none":
+            return {}
+        return filter_source_files(lexicon, self.annotator({"lexicon": lexicon}).identification)
 
 
 def annotate_stage(ctx) -> dict:
@@ -256,26 +273,31 @@ def annotate_stage(ctx) -> dict:
 
     from tqdm import tqdm
 
-    from mwemt.preprocess.annotate import annotate_pairs, build_annotator
+    from mwemt.preprocess.annotate import annotate_pairs, build_annotator, describe_filters
 
     c: AnnotateSection = ctx.config
-    annotator = build_annotator(c.annotator(ctx.inputs.get("lexicon")))
+    annotator = build_annotator(c.annotator(ctx.inputs), log=logging.getLogger(__name__).info)
     out, stats = {}, {}
     for split in SPLITS:
         src_path = ctx.inputs[f"{split}_src"]
         pairs = iter_parallel(src_path, ctx.inputs[f"{split}_tgt"], allow_empty=True)
         pairs = tqdm(pairs, desc=f"annotate {split}", unit=" lines", disable=not ctx.progress, dynamic_ncols=True)
-        done = annotate_pairs(annotator, pairs, c.encoding, c.tgt_lang)
+        done = annotate_pairs(annotator, pairs, c.encoding, c.tgt_lang, c.preprocess.confidence_buckets)
         if not done.source:
             raise InputError(f"no non-empty sentence pairs in the {split} split", src_path)
         for side, lang, lines in (("src", c.src_lang, done.source), ("tgt", c.tgt_lang, done.target)):
             out[f"{split}_{side}"] = f"text/{split}.tok.{lang}"
             write_lines(ctx.out / out[f"{split}_{side}"], lines)
         stats[split] = {"pairs": len(done.source), "dropped_empty": done.dropped_empty, "mwes": done.report.mwes,
-                        "sentences_with_mwe": done.report.sentences_with_mwe}
+                        "sentences_with_mwe": done.report.sentences_with_mwe,
+                        "removed_by_filter": dict(sorted(done.report.removed_by_filter.items()))}
         logging.getLogger(__name__).info("annotate %s: %d pairs, %d MWEs, %d empty pairs dropped", split,
                                          len(done.source), done.report.mwes, done.dropped_empty)
-    write_json(ctx.out / "annotate.json", {"annotator": annotator.signature, "counts": stats})
+    if annotator.filters is not None:   # the model the source went through, for the model directory
+        annotator.filters.save(ctx.out / "filters.json")
+        out["filters"] = "filters.json"
+    write_json(ctx.out / "annotate.json", {"annotator": annotator.signature, "counts": stats,
+                                           "filters": describe_filters(annotator.filters)})
     return out
 
 
@@ -366,9 +388,9 @@ def train_stage(ctx) -> dict:
     model_dir.mkdir(parents=True, exist_ok=True)
     summary = run_fairseq_train(c.job, i["data"], model_dir, progress=ctx.progress)
     finish_model_dir(model_dir, data_bin=i["data"], src_model=i["src_model"], tgt_model=i["tgt_model"],
-                     annotation=c.annotate.annotator(i.get("lexicon")), encoding=c.annotate.encoding,
-                     subword_iob=c.subword_iob, tgt_lang=c.job.tgt_lang, summary=summary, config=to_plain(c),
-                     seed=c.job.seed)
+                     annotation=c.annotate.annotator(i), encoding=c.annotate.encoding,
+                     confidence_buckets=c.annotate.preprocess.confidence_buckets, subword_iob=c.subword_iob,
+                     tgt_lang=c.job.tgt_lang, summary=summary, config=to_plain(c), seed=c.job.seed)
     write_json(ctx.out / "training.json", {k: v for k, v in summary.items() if k != "command"})
     return {"model": "model", "summary": "training.json"}
 
@@ -434,8 +456,8 @@ def score_stage(ctx) -> dict:
     bootstrap = BootstrapSettings(c.bootstrap, c.bootstrap_seed)
     run = score_systems(inputs, list(c.metrics), options, bootstrap=bootstrap)
     scores = score_run_dict(run)
-    if ctx.inputs.get("source_compositionality") is not None:
-        scores["compositionality_breakdown"] = _breakdown(run, inputs, ctx.inputs["source_compositionality"], bootstrap)
+    if ctx.inputs.get("mwe_compositionality") is not None and "mwe" in c.metrics and inputs.testset is not None:
+        scores["compositionality_breakdown"] = _breakdown(run, inputs, ctx.inputs["mwe_compositionality"], bootstrap)
     write_json(ctx.out / "scores.json", scores)
     write_text(ctx.out / "scores.txt", format_score_table(run))
     return {"scores": "scores.json", "table": "scores.txt"}
@@ -450,3 +472,54 @@ def _breakdown(run, inputs, path, bootstrap) -> dict:
     table = CompositionalityTable.from_file(path)
     return compositionality_breakdown(mwe.metric, mwe.stats, run.systems, inputs.mwes, table.values,
                                       source=table.source, bootstrap=bootstrap)
+
+
+# ---------------------------------------------------------------- the comparison report
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """One test set's comparison report: the settings of its score stage (so the report's aggregate
+    scores are the results table's), the source language and dictionary format, and `report`."""
+
+    score: ScoreSection
+    src_lang: str
+    dictionary_format: str
+    report: ReportConfig
+
+
+def report_stage(ctx) -> dict:
+    """Every system against the baseline on one test set (`mwemt.evaluate.compare`): MWE hit rates by
+    bucket (training frequency from the corpus's training pairs), the per-MWE table, examples, word
+    accuracy; written as index.html, report.md and report.json in ``report/``."""
+    from mwemt.evaluate.bootstrap import BootstrapSettings
+    from mwemt.evaluate.compare import CompareSettings, compare_systems, load_compare_inputs, write_report
+    from mwemt.evaluate.registry import MetricOptions
+    from mwemt.provenance import manifest
+
+    c: ReportSection = ctx.config
+    s, r, i = c.score, c.report, ctx.inputs
+    inputs = load_compare_inputs([(name, i[f"hyp.{name}"]) for name in s.systems], ref=i["reference"],
+                                 testset=i.get("testset"), src=i["source"], train_src=i["train_src"],
+                                 train_tgt=i["train_tgt"], mwe_compositionality=i.get("mwe_compositionality"),
+                                 dictionary=i.get("dictionary"), dictionary_format=c.dictionary_format,
+                                 tesla_lexicon=i.get("target_lexicon"), tesla_lexicon_format=s.target_lexicon_format,
+                                 tesla_compositionality=i.get("compositionality"), lang=s.lang, src_lang=c.src_lang)
+    settings = CompareSettings(r.hit_threshold, r.mwe_freq_buckets, r.word_freq_buckets, r.max_gap, r.examples,
+                               BootstrapSettings(s.bootstrap, s.bootstrap_seed), c.src_lang)
+    options = MetricOptions(lang=s.lang, lowercase=s.lowercase, mwe_average=s.mwe_average)
+    report = compare_systems(inputs, list(s.metrics), options, settings, progress=ctx.progress,
+                             provenance=manifest("run report", inputs=i, config=to_plain(c), seed=s.bootstrap_seed))
+    if ctx.run_dir is not None:   # name the run's files relative to it: the report may be published elsewhere
+        report["inputs"] = {k: _relative(v, ctx.run_dir) for k, v in report["inputs"].items()}
+        for record in report["provenance"].get("inputs", {}).values():
+            record["path"] = _relative(record["path"], ctx.run_dir)
+    write_report(ctx.out / "report", report)
+    return {"report": "report"}
+
+
+def _relative(path: str, base: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(base.resolve()))
+    except ValueError:
+        return path
