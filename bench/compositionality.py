@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mwemt.provenance import cpu_description
+from mwemt.nmt.cpu import describe
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MWEMT_SHARED", ROOT.parent / "shared" / "data"))
@@ -85,7 +85,7 @@ def main() -> None:
     from mwemt.compositionality.gold import rated_mwes, read_shared_gold
     from mwemt.fileio import write_lines
 
-    print(f"cpu: {cpu_description()}")
+    print(describe())
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     fractions = [float(x) for x in args.fractions.split(",")]
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-comp-"))

@@ -32,8 +32,8 @@ from collections import OrderedDict
 from pathlib import Path
 
 from mwemt.judgements import collect_texts, read_mqm_ratings
+from mwemt.nmt.cpu import describe
 from mwemt.preprocess.testset import PairRow, read_ted_pairs
-from mwemt.provenance import cpu_description
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -139,7 +139,7 @@ def main() -> int:
         ("it", "tesla-01", {"lexicon": lex_it}),
         ("it", "tesla", {"wordnet": omw_wordnet(str(OMW_IT))}),
     ]
-    print(f"cpu: {cpu_description()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{describe()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"one-off: WordNet load {t_wordnet:.2f} s (available: {wn_ok}); "
           f"EN-IT wn-aligned lexicon (Italian side, {len(lex_it)} MWEs) {t_lex:.2f} s; "
           f"MultiWordNet {t_omw:.2f} s")

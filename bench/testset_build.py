@@ -60,13 +60,13 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from mwemt.augment.corpus import iter_tsv_pairs, plan_split
     from mwemt.fileio import write_lines
-    from mwemt.provenance import cpu_description
+    from mwemt.nmt.cpu import describe
 
     rows = list(iter_tsv_pairs(TATOEBA))
     plan = plan_split([s for _, s, _ in rows], valid_size=2000, test_size=args.test, seed=1)
     test = [rows[i] for i in plan.test][: args.test]
     extra = [rows[i] for i in plan.train][: args.extra]
-    print(f"CPU: {cpu_description()}")
+    print(describe())
     print(f"load average before: {load_average()}")
     print(f"data: {len(test)} test pairs, {len(extra)} extra pairs (Tatoeba EN-IT); lexicon {args.lexicon.name}")
     env_root = str(ROOT)

@@ -597,8 +597,24 @@ def _test_mwe(m, n_tokens: int, n_ref_tokens: int | None = None) -> TestMwe:
             or ref_indices != sorted(set(ref_indices)) or any(not 0 <= i < limit for i in ref_indices)):
         raise ValueError(f"MWE reference_indices {ref_indices!r} are not increasing token indices of the "
                          f"{n_ref_tokens}-token reference")
+    scores = {key: _unit_score(m.get(key), key) for key in ("confidence", "compositionality")}
+    part = m.get("part", "")
+    if part not in TEST_PARTS:
+        raise ValueError(f"MWE part {part!r} is not one of {', '.join(map(repr, TEST_PARTS))}")
     return TestMwe(tuple(indices), m["lemma"], m["reference"], m.get("category", ""), m.get("surface", ""),
-                   m.get("name", ""), tuple(ref_indices))
+                   m.get("name", ""), tuple(ref_indices), scores["confidence"], scores["compositionality"], part)
+
+
+TEST_PARTS = ("", "idiomatic", "literal")
+
+
+def _unit_score(value, key: str) -> float | None:
+    """A 0-1 score of a test MWE, or None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"MWE {key} {value!r} is not a number in [0, 1]")
+    return float(value)
 
 
 def read_testset(path: str | Path) -> list[TestItem]:
@@ -634,7 +650,10 @@ def testitem_to_json(item: TestItem) -> str:
                      **({"category": m.category} if m.category else {}),
                      **({"surface": m.surface} if m.surface else {}),
                      **({"name": m.name} if m.name else {}),
-                     **({"reference_indices": list(m.reference_indices)} if m.reference_indices else {})}
+                     **({"reference_indices": list(m.reference_indices)} if m.reference_indices else {}),
+                     **({"confidence": m.confidence} if m.confidence is not None else {}),
+                     **({"compositionality": m.compositionality} if m.compositionality is not None else {}),
+                     **({"part": m.part} if m.part else {})}
                     for m in item.mwes]}
     if item.meta:
         obj["meta"] = item.meta
@@ -657,12 +676,16 @@ def write_testset(path: str | Path, items: Iterable[TestItem]) -> int:
 COMPOSITIONALITY_HEADER = "mwe\tcompositionality"
 
 
-def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float, int]]:
+MISSING_COMPOSITIONALITY = ("na", "none", "nan")  # an MWE known to have no prediction
+
+
+def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float | None, int]]:
     """Yield ``(mwe, score, line)`` from ``mwe<TAB>score`` lines (score in [0, 1], 1 = compositional).
 
     An optional header (``mwe<TAB>compositionality``, or any first line whose score is not a
     number) is skipped, as are blank lines and ``#`` comments; extra columns are ignored. MWEs are
     lowercased space-separated lemmas; an underscore-joined form (``ivory_tower``) is accepted.
+    A score ``NA`` says the MWE is known but has no prediction: the score is None.
     """
     first = True
     for lineno, line in enumerate(iter_lines(path), 1):
@@ -673,6 +696,12 @@ def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float, int]]:
             raise InputError("no tab-separated score", path, lineno,
                              expected="mwe<TAB>score with a score in [0, 1]")
         mwe, raw = normalise_mwe(cols[0]), cols[1].strip()
+        if raw.lower() in MISSING_COMPOSITIONALITY:
+            first = False
+            if not mwe:
+                raise InputError("empty MWE", path, lineno, expected="mwe<TAB>score")
+            yield mwe, None, lineno
+            continue
         try:
             value = float(raw)
         except ValueError:
@@ -680,7 +709,7 @@ def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float, int]]:
                 first = False
                 continue
             raise InputError(f"score {raw!r} is not a number", path, lineno,
-                             expected="a score in [0, 1] (1 = compositional)") from None
+                             expected="a score in [0, 1] (1 = compositional), or NA") from None
         first = False
         if not math.isfinite(value) or not 0.0 <= value <= 1.0:
             raise InputError(f"score {raw} is outside [0, 1]", path, lineno,
@@ -690,17 +719,20 @@ def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float, int]]:
         yield mwe, value, lineno
 
 
-def read_compositionality(path: str | Path) -> dict[str, float]:
-    """A compositionality score file as MWE -> score; an MWE given two different scores is an error."""
-    out: dict[str, float] = {}
+def read_compositionality(path: str | Path, *, keep_missing: bool = False) -> dict[str, float | None]:
+    """A compositionality score file as MWE -> score; an MWE given two different scores is an error.
+
+    ``NA`` lines (MWEs without a prediction) are left out, or kept as None with ``keep_missing``.
+    """
+    out: dict[str, float | None] = {}
     for mwe, value, lineno in iter_compositionality(path):
         if mwe in out and out[mwe] != value:
             raise InputError(f"{mwe!r} appears twice with different scores ({out[mwe]} and {value})",
                              path, lineno, expected="one score per MWE")
         out[mwe] = value
-    if not out:
+    if not any(v is not None for v in out.values()) and not (keep_missing and out):
         raise InputError("no compositionality scores", path, expected="mwe<TAB>score lines")
-    return out
+    return out if keep_missing else {k: v for k, v in out.items() if v is not None}
 
 
 def normalise_mwe(text: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as _dt
 import importlib.metadata
 import json
-import os
 import platform
 import sys
 from pathlib import Path
@@ -16,26 +15,6 @@ from mwemt.fileio import atomic_write, sha256_file
 
 _PACKAGES = ("mwemt", "sacremoses", "simplemma", "sentencepiece", "sacrebleu", "rapidfuzz", "numpy",
              "scipy", "torch", "fairseq-fixed", "gensim", "nltk", "rdflib", "eflomal")
-
-
-SPEED_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
-
-
-def cpu_description() -> str:
-    """The CPU model, core count and the flags that change numeric speed: benchmarks print it beside
-    their numbers, since a number measured on another machine means little without it."""
-    model, flags = platform.processor() or "unknown CPU", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name":
-                model = value.strip()
-            elif key.strip() == "flags" and not flags:
-                flags = set(value.split())
-    except OSError:
-        pass
-    shown = [f for f in SPEED_FLAGS if f in flags]
-    return f"{model}; {os.cpu_count()} cores; flags: {', '.join(shown) or 'none of ' + ', '.join(SPEED_FLAGS)}"
 
 
 def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from mwemt.evaluate.base import Metric
     from mwemt.evaluate.inputs import ScoreInputs
 
-BUILTIN_METRIC_MODULES = ("mwemt.evaluate.sacrebleu_metrics", "mwemt.evaluate.mwe_score", "mwemt.evaluate.tesla")
+BUILTIN_METRIC_MODULES = ("mwemt.evaluate.sacrebleu_metrics", "mwemt.evaluate.mwe_score", "mwemt.evaluate.mwe_parts",
+                          "mwemt.evaluate.tesla")
 
 _REGISTRY: dict[str, type[Metric]] = {}
 _builtins_loaded = False
@@ -55,6 +56,7 @@ class MetricOptions:
     mwe_average: str = "sentence"  # one of mwemt.evaluate.mwe_score.AVERAGES
     mwe_pretokenized: bool = False
     tesla_wordnet: bool = True
+    tesla_default: float | str | None = None  # tesla-comp's weight of MWEs without a prediction (None: its default)
 
 
 def register_metric(*names: str) -> Callable[[M], M]:
