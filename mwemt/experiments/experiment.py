@@ -215,7 +215,8 @@ class Pipeline:
 
     def score_inputs(self, test: str, systems: list[str], tests: dict[str, CacheEntry],
                      hyps: dict[str, dict[str, Path]]) -> dict[str, Path]:
-        """What scoring one test set reads: every hypothesis, the references, the MWE test set, TESLA's data."""
+        """What scoring one test set reads: every hypothesis, the references, the MWE test set, TESLA's data,
+        the compositionality of the test set's MWEs (the MWE score by tertile)."""
         cfg, t = self.cfg, self.cfg.tests[test]
         inputs = {f"hyp.{s}": hyps[test][s] for s in systems}
         inputs["reference"] = tests[test].output("reference")
@@ -223,6 +224,8 @@ class Pipeline:
             inputs["testset"] = tests[test].output("testset")
         if t.compositionality:
             inputs["compositionality"] = t.compositionality
+        if t.mwe_compositionality and "mwe" in t.metrics:   # the MWE score per compositionality tertile
+            inputs["mwe_compositionality"] = t.mwe_compositionality
         if cfg.data.target_lexicon and {"tesla-comp", "tesla-01"} & set(t.metrics):
             inputs["target_lexicon"] = cfg.data.target_lexicon
         return inputs
@@ -276,6 +279,15 @@ def count_stages(cfg: ExperimentConfig, systems: list[str], *, with_tests: bool 
     return n + n_tests + (len(cfg.report.applies_to(cfg.tests)) if with_tests else 0)   # scores, reports
 
 
+def check_devices(cfg: ExperimentConfig, systems: list[str]) -> None:
+    """Before any stage runs: every system trains on a device this machine has."""
+    from mwemt.nmt.train import resolve_device
+
+    for system in systems:
+        resolve_device(cfg.model_sections(system).train.device,
+                       "train.device" + (f" of system {system}" if len(cfg.systems) > 1 else ""))
+
+
 def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[str] | None = None,
                    progress: bool = True, log: TextIO | None = None, plot: bool = True, jobs: int = 1) -> dict:
     """Run (or resume) the whole grid; returns the results dictionary (also written to RUN/results.*).
@@ -285,6 +297,7 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
     """
     require_tests(cfg)
     names = ordered_systems(cfg, systems)
+    check_devices(cfg, names)
     run_dir = Path(run_dir)
     t0 = time.monotonic()
     with Runner(run_dir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, names), progress=progress,
@@ -319,6 +332,7 @@ def train_system(cfg: ExperimentConfig, system: str, workdir: str | Path, *, pro
     """
     workdir = Path(workdir)
     _check_model_link(workdir / MODEL_LINK)
+    check_devices(cfg, [system])
     with Runner(workdir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, [system], with_tests=False),
                 progress=progress, log=log if log is not None else sys.stderr) as runner:
         model = Pipeline(runner, cfg).system_model(system).output("model")
