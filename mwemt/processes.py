@@ -30,6 +30,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator
 
 from mwemt.errors import MwemtError
+from mwemt.process_tree import die_with_parent
 
 _UNWIND_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s)
 
@@ -160,17 +161,6 @@ def signals_deferred() -> Iterator[None]:
 # ---------------------------------------------------------------- worker processes
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (no-op elsewhere)."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-
-
 def _serve(fn: Callable, state: object, conn, inherited: list, parent: int) -> None:
     """A worker's loop: receive a task, send back ``(True, result)`` or ``(False, error)``.
 
@@ -183,9 +173,7 @@ def _serve(fn: Callable, state: object, conn, inherited: list, parent: int) -> N
     for sig in _UNWIND_SIGNALS:
         signal.signal(sig, signal.SIG_DFL)  # not the parent's handler, inherited through fork
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, *_UNWIND_SIGNALS})
-    _die_with_parent()
-    if os.getppid() != parent:  # the parent died before we could ask to die with it
-        os._exit(1)
+    die_with_parent(parent)  # exits at once if the parent died before we could ask
     for c in inherited:
         c.close()
     while True:
