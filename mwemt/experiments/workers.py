@@ -182,7 +182,7 @@ class StageWorkers:
             for i in range(n):
                 mine, theirs = ctx.Pipe(duplex=True)
                 proc = ctx.Process(target=_serve, args=(theirs, cache, os.getpid(), [*self.conns, mine]),
-                                   name=f"mwemt-stage-worker-{i}", daemon=True)
+                                   name=f"mwemt-stage-worker-{i}")   # not daemonic: stages fork children
                 proc.start()
                 theirs.close()
                 self.procs.append(proc)
