@@ -36,7 +36,7 @@ def test_score_json_matches_library_and_writes_sentence_scores(ev, tmp_path):
     assert code == 0
     obj = json.loads(out.read_text())
     mwe = obj["metrics"]["mwe"]
-    assert "align:yes" in mwe["signature"]
+    assert "align:given" in mwe["signature"]
     expected = (100 * (1 - (1 + 1 + 2 / 9) / 3) + 100 * (1 - 1.1 / 2) + 100) / 3
     assert mwe["systems"]["hyp_a.it"]["score"] == pytest.approx(expected)
     assert obj["provenance"]["inputs"]["testset"]["sha256"]

@@ -16,7 +16,7 @@ from mwemt.records import TestMwe
 
 @pytest.fixture
 def scorer() -> MweScore:
-    return MweScore("it")
+    return MweScore("it", align="none")
 
 
 def test_table1_si_e_svegliato(scorer):
@@ -48,11 +48,11 @@ def test_empty_or_punctuation_hypothesis_scores_zero(scorer):
 
 
 def test_case_insensitive_by_default_with_option():
-    assert MweScore("it").sentence_score("Un sacco di pesci", ["un sacco di"]) == 100.0
+    assert MweScore("it", align="none").sentence_score("Un sacco di pesci", ["un sacco di"]) == 100.0
     # "Un" vs "un": one substitution over 2 characters
-    sensitive = MweScore("it", case_sensitive=True)
+    sensitive = MweScore("it", align="none", case_sensitive=True)
     assert sensitive.sentence_score("Un sacco di pesci", ["un sacco di"]) == pytest.approx(100 * (1 - 0.5 / 3))
-    assert sensitive.signature().get("case") == "mixed" and MweScore("it").signature().get("case") == "lc"
+    assert sensitive.signature().get("case") == "mixed" and MweScore("it", align="none").signature().get("case") == "lc"
 
 
 def test_apostrophes_split_and_punctuation_dropped(scorer):
@@ -99,11 +99,11 @@ def test_corpus_averages(fixtures, scorer):
     assert res.score == pytest.approx((s1 + s2 + s4) / 3)  # sentence 3 has no MWE
     assert res.sentence_scores[2] is None
     assert res.extra == {"mwes": 4, "sentences_with_mwes": 3}
-    micro = MweScore("it", average="mwe").corpus_score(hyps_a, refs)
+    micro = MweScore("it", align="none", average="mwe").corpus_score(hyps_a, refs)
     assert micro.score == pytest.approx((s1 + s2 + 100 + 100) / 4)
     # hypothesis b: sentence 4 is empty, both its MWEs score 0
     assert scorer.corpus_score(hyps_b, refs).score == pytest.approx(200 / 3)
-    assert MweScore("it", average="mwe").corpus_score(hyps_b, refs).score == pytest.approx(50.0)
+    assert MweScore("it", align="none", average="mwe").corpus_score(hyps_b, refs).score == pytest.approx(50.0)
 
 
 def test_corpus_with_alignments(fixtures, scorer):
@@ -115,7 +115,7 @@ def test_corpus_with_alignments(fixtures, scorer):
     # 2: ho matches none of "fatto una telefonata" (capped), telefonato 1/10; 4: exact
     expected = (100 * (1 - (1 + 1 + 2 / 9) / 3) + 100 * (1 - (1 + 0.1) / 2) + 100) / 3
     assert res.score == pytest.approx(expected)
-    assert res.signature.get("align") == "yes"
+    assert res.signature.get("align") == "given"
 
 
 def test_mwe_bootstrap_is_seeded_and_paired(fixtures, scorer):
@@ -137,10 +137,10 @@ def test_one_extraction_serves_both_averages(fixtures):
     items = read_testset(fixtures / "eval" / "testset.jsonl")
     hyps = read_lines(fixtures / "eval" / "hyp_a.it")
     refs = [it.mwes for it in items]
-    stats = MweScore("it").sentence_stats(hyps, refs)
+    stats = MweScore("it", align="none").sentence_stats(hyps, refs)
     assert stats.columns == ("mwe_sum", "mwes", "sentence_mean", "sentences")
     assert stats.rows[:, 1].tolist() == [1, 1, 0, 2]  # MWEs per sentence
-    micro = MweScore("it", average="mwe")
+    micro = MweScore("it", align="none", average="mwe")
     assert micro.corpus_score_from_stats(stats).score == micro.corpus_score(hyps, refs).score
     # sentence scores are per-sentence means whatever the corpus average
-    assert micro.sentence_scores(stats) == MweScore("it").sentence_scores(stats)
+    assert micro.sentence_scores(stats) == MweScore("it", align="none").sentence_scores(stats)

@@ -24,12 +24,26 @@ examples:
   mwemt score --hyp base.it --hyp mwe.it --ref test.it --testset test.jsonl --metrics bleu,chrf,mwe --lang it
   mwemt score --hyp base=base.en --hyp comp=comp.en --ref ref.en --metrics bleu,tesla,tesla-comp \\
       --compositionality comp.tsv --paired-bs --json -o scores.json
-  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align sys.align \\
-      --sentence-scores seg/      # writes seg/mwe.seg.tsv: system, seg_id, score (input of meta-eval)"""
+  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --sentence-scores seg/
+      # aligns sys.it to the test set's sources (eflomal, cached), scores each MWE against the words
+      # aligned to it, and writes seg/mwe.seg.tsv: system, seg_id, score (input of meta-eval)
+  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --extra train.en train.it
+      # the same, with extra parallel text for better alignment statistics
+  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align sys.align   # given links
+  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align none        # whole sentence
+  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --mwe-compat zaninello2020 --width 3
+      # the published scorer's rules (Zaninello & Birch 2020): compare with the paper's figures x 100
+
+MWE score matching (--mwe-match, comma-separated; "char" = characters only): lemma (same simplemma
+lemma charged --mwe-lemma-charge), synonyms (shared synset of --mwe-wordnet, an OMW .tab wordnet),
+elision (dell' = della/dello); --mwe-function-weight W weighs function words W in an MWE's mean.
+Every choice is in the MWE signature."""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    from mwemt.cli.align import add_aligner_arguments
     from mwemt.evaluate.bootstrap import DEFAULT_SAMPLES, DEFAULT_SEED
+    from mwemt.evaluate.mwe_compat import COMPAT_MODES
     from mwemt.evaluate.mwe_score import AVERAGES
 
     p.epilog = EPILOG
@@ -47,9 +61,25 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "(default: %(default)s)")
     p.add_argument("--hyp-tokenized", action="store_true",
                    help="MWE score: hypotheses are already tokenized (split on spaces, no Moses)")
-    p.add_argument("--align", action="append", metavar="PATH",
-                   help="MWE score: Pharaoh i-j alignments source->hypothesis, one file per --hyp in order; "
-                        "restricts the search to the aligned hypothesis words")
+    g = p.add_argument_group("MWE score")
+    g.add_argument("--align", action="append", metavar="eflomal|none|PATH",
+                   help="MWE score: 'eflomal' (default) aligns each hypothesis to the test set's sources "
+                        "with the project's aligner, 'none' searches the whole hypothesis, PATH gives Pharaoh "
+                        "i-j links source->hypothesis (one file per --hyp, in order)")
+    g.add_argument("--src-lang", default="en", help="source language of --extra text (default: %(default)s)")
+    g.add_argument("--mwe-match", default=None, metavar="LIST",
+                   help=f"MWE score: word matching beyond characters: 'char' or a comma-separated subset of "
+                        f"{', '.join(MATCH_OPTIONS)} (default: {default_match_text()})")
+    g.add_argument("--mwe-lemma-charge", type=float, default=None, metavar="C",
+                   help="MWE score: charge of a word with the reference word's lemma (default: 0.5)")
+    g.add_argument("--mwe-function-weight", type=float, default=None, metavar="W",
+                   help="MWE score: weight of function words in an MWE's mean (default: 1)")
+    g.add_argument("--mwe-precision", type=float, default=None, metavar="P",
+                   help="MWE score: with alignment, weight of precision (extra aligned words cost) (default: 0)")
+    g.add_argument("--mwe-wordnet", metavar="TAB", help="MWE score: target-language OMW .tab wordnet for synonyms")
+    g.add_argument("--mwe-compat", choices=COMPAT_MODES,
+                   help="MWE score: reproduce a published scorer exactly (no alignment, no matching options)")
+    add_aligner_arguments(p)
     p.add_argument("--compositionality", help="TESLA: mwe<TAB>score TSV of target-language MWE compositionality")
     p.add_argument("--tesla-lexicon", help="TESLA: target-language MWE lexicon (any `mwemt annotate` format; "
                                            "the target side of bilingual ones)")
@@ -86,23 +116,97 @@ def _systems(specs: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+MATCH_OPTIONS = ("lemma", "synonyms", "elision")
+
+
+def default_match_text() -> str:
+    from mwemt.evaluate.mwe_score import DEFAULT_MATCHING
+
+    on = [name for name in MATCH_OPTIONS if getattr(DEFAULT_MATCHING, name)]
+    return ",".join(on) or "char"
+
+
+def align_mode(args: argparse.Namespace) -> str:
+    """'eflomal', 'none' or 'files' (one Pharaoh file per --hyp)."""
+    if not args.align:
+        return "eflomal"
+    if len(args.align) == 1 and args.align[0] in ("eflomal", "none") and not Path(args.align[0]).exists():
+        return args.align[0]
+    return "files"
+
+
 def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
     if args.bs_samples < 1:
         raise MwemtError("--bs-samples must be at least 1")
     if args.width < 0:
         raise MwemtError("--width must be 0 or more")
+    mode = align_mode(args)
     if args.align and "mwe" not in metrics:
         raise MwemtError("--align only affects the mwe metric; add it to --metrics")
-    if args.align and len(args.align) != len(args.hyp):
+    if mode == "files" and len(args.align) != len(args.hyp):
         raise MwemtError(f"{len(args.align)} --align files for {len(args.hyp)} --hyp files; give one per system")
+    if args.mwe_compat and (args.align and mode != "none" or args.mwe_match or args.mwe_precision
+                            or args.mwe_function_weight is not None):
+        raise MwemtError(f"--mwe-compat {args.mwe_compat} reproduces the published scorer: it takes no --align, "
+                         "--mwe-match, --mwe-precision or --mwe-function-weight")
+    if (args.extra or args.extra_tsv) and mode != "eflomal":
+        raise MwemtError("--extra/--extra-tsv add statistics to the aligner; they need --align eflomal (the default)")
 
 
-def _metric_options(args: argparse.Namespace):
+def _matching(args: argparse.Namespace):
+    """The MWE score's MweMatching from --mwe-match and friends (None: the metric's default)."""
+    from dataclasses import replace
+
+    from mwemt.evaluate.mwe_score import DEFAULT_MATCHING
+
+    if args.mwe_match is None and args.mwe_lemma_charge is None and args.mwe_function_weight is None:
+        return None
+    matching = DEFAULT_MATCHING
+    if args.mwe_match is not None:
+        names = [n.strip() for n in args.mwe_match.split(",") if n.strip()]
+        unknown = [n for n in names if n not in (*MATCH_OPTIONS, "char")]
+        if unknown or not names:
+            raise MwemtError(f"--mwe-match {args.mwe_match!r}: choose 'char' or from {', '.join(MATCH_OPTIONS)}")
+        matching = replace(matching, **{n: n in names for n in MATCH_OPTIONS})
+    if matching.synonyms and not args.mwe_wordnet:
+        raise MwemtError("--mwe-match synonyms needs --mwe-wordnet (an OMW .tab wordnet of the target language)")
+    try:
+        if args.mwe_lemma_charge is not None:
+            matching = replace(matching, lemma_charge=args.mwe_lemma_charge)
+        if args.mwe_function_weight is not None:
+            matching = replace(matching, function_weight=args.mwe_function_weight)
+    except ValueError as exc:
+        raise MwemtError(str(exc)) from None
+    return matching
+
+
+def _align_settings(args: argparse.Namespace, metrics: list[str]):
+    """The MWE score's MweAlignSettings: mode, extra text, aligner settings and cache."""
+    from mwemt.cli.align import aligner_settings, read_extra_args
+    from mwemt.evaluate.mwe_score import MweAlignSettings
+
+    mode = align_mode(args)
+    if mode != "eflomal" or "mwe" not in metrics or args.mwe_compat:
+        return MweAlignSettings("none") if mode == "none" else MweAlignSettings()
+    config, cache = aligner_settings(args)
+    extra = read_extra_args(args, args.src_lang, args.lang)
+    name = ""
+    if extra is not None:
+        name = Path(args.extra[1] if args.extra else args.extra_tsv).name
+    return MweAlignSettings("eflomal", extra=extra, extra_name=name, cache_dir=cache, config=config,
+                            symmetrization=args.symmetrization)
+
+
+def _metric_options(args: argparse.Namespace, metrics: list[str] = ()):
     from mwemt.evaluate.registry import MetricOptions
 
+    if args.mwe_precision is not None and not 0.0 <= args.mwe_precision <= 1.0:
+        raise MwemtError("--mwe-precision must be in [0, 1]")
     return MetricOptions(lang=args.lang, lowercase=args.lowercase, mwe_case_sensitive=args.mwe_case_sensitive,
                          mwe_average=args.mwe_average, mwe_pretokenized=args.hyp_tokenized,
-                         tesla_wordnet=not args.no_wordnet)
+                         mwe_align=_align_settings(args, list(metrics)), mwe_matching=_matching(args),
+                         mwe_precision=args.mwe_precision, mwe_wordnet=args.mwe_wordnet,
+                         mwe_compat=args.mwe_compat, tesla_wordnet=not args.no_wordnet)
 
 
 def _score(args: argparse.Namespace, inputs, metrics: list[str]):
@@ -112,7 +216,7 @@ def _score(args: argparse.Namespace, inputs, metrics: list[str]):
 
     bootstrap = BootstrapSettings(args.bs_samples, args.seed) if args.paired_bs else None
     try:
-        return score_systems(inputs, metrics, _metric_options(args), sentence_level=bool(args.sentence_scores),
+        return score_systems(inputs, metrics, _metric_options(args, metrics), sentence_level=bool(args.sentence_scores),
                              bootstrap=bootstrap)
     except MissingInputError as exc:
         raise MwemtError(f"{exc}: give {INPUT_OPTIONS.get(exc.needs, exc.needs)}") from None
@@ -149,7 +253,8 @@ def run(args: argparse.Namespace) -> int:
     _check_arguments(args, metrics)
     if not args.verbose:
         logging.getLogger("sacrebleu").setLevel(logging.WARNING)
-    inputs = load_score_inputs(_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=args.align,
+    alignments = args.align if align_mode(args) == "files" else None
+    inputs = load_score_inputs(_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=alignments,
                                lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang)
     result = _score(args, inputs, metrics)
     if args.sentence_scores:

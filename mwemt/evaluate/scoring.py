@@ -47,9 +47,17 @@ class ScoreRun:
     segment_ids: list[str] = field(default_factory=list)
 
 
-def system_stats(metric: Metric, system: SystemOutput, refs: Sequence, index: int = 0) -> SentenceStats:
-    """One system's sentence statistics; a bad alignment is reported with its file and line."""
-    kwargs = {"alignments": system.alignments} if metric.uses_alignments and system.alignments is not None else {}
+def system_stats(metric: Metric, system: SystemOutput, refs: Sequence, index: int = 0,
+                 sources: Sequence[str] | None = None) -> SentenceStats:
+    """One system's sentence statistics; a bad alignment is reported with its file and line. A
+    metric that uses alignments gets the system's given alignments, else the test set's
+    ``sources`` to align to."""
+    kwargs: dict = {}
+    if metric.uses_alignments:
+        if system.alignments is not None:
+            kwargs["alignments"] = system.alignments
+        elif sources is not None:
+            kwargs["sources"] = sources
     try:
         return metric.sentence_stats(system.hyps, refs, **kwargs)
     except AlignmentError as exc:
@@ -64,7 +72,8 @@ def score_metric(metric: Metric, inputs: ScoreInputs, *, sentence_level: bool = 
                  bootstrap: BootstrapSettings | None = None) -> MetricResults:
     """Every system of ``inputs`` with one metric; with ``bootstrap``, each tested against the first."""
     refs = inputs.references_for(metric)
-    stats = [system_stats(metric, s, refs, k) for k, s in enumerate(inputs.systems)]
+    sources = [it.source for it in inputs.testset] if inputs.testset is not None else None
+    stats = [system_stats(metric, s, refs, k, sources) for k, s in enumerate(inputs.systems)]
     scores = [metric.corpus_score_from_stats(s, sentence_level=sentence_level) for s in stats]
     results = None
     if bootstrap is not None:
