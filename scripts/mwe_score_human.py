@@ -73,8 +73,10 @@ def point_biserial(scores: np.ndarray, labels: np.ndarray) -> float:
 
 
 def agreement(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray, n_boot: int, seed: int) -> dict:
+    odd = np.array([int(g) % 2 == 1 for g in groups])
     out = {"point_biserial_r": point_biserial(scores, labels), "auc": auc(scores, labels),
-           "mean_score_Y": float(scores[labels == 1].mean()), "mean_score_N": float(scores[labels == 0].mean())}
+           "mean_score_Y": float(scores[labels == 1].mean()), "mean_score_N": float(scores[labels == 0].mean()),
+           "auc_odd_sentences": auc(scores[odd], labels[odd]), "auc_even_sentences": auc(scores[~odd], labels[~odd])}
     uniq, inverse = np.unique(groups, return_inverse=True)
     members = [np.flatnonzero(inverse == g) for g in range(len(uniq))]
     r_s, a_s = [], []
@@ -96,6 +98,7 @@ class Variant(NamedTuple):
     matching: MweMatching = MweMatching()
     precision: float = 0.0
     compat: str | None = None
+    window: int = 0
 
 
 def variants(wordnet: bool) -> list[Variant]:
@@ -109,7 +112,11 @@ def variants(wordnet: bool) -> list[Variant]:
                ("lemma0", "same lemma charged 0", MweMatching(lemma=True, lemma_charge=0.0)),
                ("elision", "elided = full form", elision),
                ("fw0.5", "function words weigh 0.5", MweMatching(function_weight=0.5)),
-               ("fw0.2", "function words weigh 0.2", MweMatching(function_weight=0.2))]
+               ("fw0.2", "function words weigh 0.2", MweMatching(function_weight=0.2)),
+               ("near0.5", "an inexact match costs at least 0.5", MweMatching(near_miss=0.5)),
+               ("near0.75", "an inexact match costs at least 0.75", MweMatching(near_miss=0.75)),
+               ("order0.5", "word-order penalty 0.5", MweMatching(order=0.5)),
+               ("order1", "word-order penalty 1", MweMatching(order=1.0))]
     if wordnet:
         options.append(("syn", "MultiWordNet synonyms charged 0", MweMatching(synonyms=True)))
     for name, what, m in options:
@@ -117,6 +124,7 @@ def variants(wordnet: bool) -> list[Variant]:
         out.append(Variant(f"aligned+{name}", f"aligned, {what}", aligned=True, matching=m))
     for p in (0.25, 0.5):
         out.append(Variant(f"aligned+prec{p:g}", f"aligned, precision weight {p:g}", aligned=True, precision=p))
+    out.append(Variant("aligned+win1", "aligned words and one word each side", aligned=True, window=1))
     return out
 
 
@@ -124,8 +132,9 @@ def combined(best: list[Variant], wordnet: bool) -> list[Variant]:
     """Combinations of the options that helped on their own (aligned)."""
     picks = {v.name.split("+", 1)[1]: v for v in best}
     fields: dict = {}
-    precision = 0.0
+    precision, window = 0.0, 0
     for name, v in picks.items():
+        window = max(window, v.window)
         m = v.matching
         if m.lemma:
             fields.update(lemma=True, lemma_charge=m.lemma_charge)
@@ -135,18 +144,44 @@ def combined(best: list[Variant], wordnet: bool) -> list[Variant]:
             fields["synonyms"] = True
         if m.function_weight != 1.0:
             fields["function_weight"] = m.function_weight
+        for name in ("near_miss", "order"):
+            if getattr(m, name):
+                fields[name] = getattr(m, name)
         precision = max(precision, v.precision)
-    if not fields and not precision:
+    if not fields and not precision and not window:
         return []
     name = "combined:aligned+" + "+".join(sorted(picks))
     return [Variant(name, "aligned, the options that helped alone, together", aligned=True,
-                    matching=MweMatching(**fields), precision=precision)]
+                    matching=MweMatching(**fields), precision=precision, window=window)]
 
 
 def scorer_for(v: Variant, wordnet_path: Path | None) -> MweScore:
     wn = omw_wordnet(str(wordnet_path)) if v.matching.synonyms and wordnet_path else None
-    return MweScore("it", pretokenized=True, align="none", matching=v.matching, precision=v.precision,
-                    wordnet=wn, compat=v.compat)
+    return MweScore("it", pretokenized=True, align=MweAlignSettings("none", window=v.window), matching=v.matching,
+                    precision=v.precision, wordnet=wn, compat=v.compat)
+
+
+DEFAULT_VARIANT = "aligned"  # the variant that matches MweScore's defaults
+
+
+def disagreements(rows, scores, labels, items, rows_of_mwe, alignments, all_rows, n: int, seed: int) -> list[str]:
+    """A seeded sample of the default score's disagreements with the verdicts, to read and classify:
+    n/2 Y rows scoring below 50 and n/2 N rows scoring 80 or more, with the annotator's own reading
+    of the MT's MWE translation (``mwe_mt_it``) and the hypothesis words aligned to the MWE."""
+    rng = np.random.default_rng(seed)
+    by_line = {r.line: r for r in all_rows}
+    header = "kind\tline\tscore\tmwe_en\tmwe_ref_it\tmwe_mt_it (annotator)\taligned words\tmt_it"
+    out = [header]
+    for kind, mask in (("Y<50", (labels == 1) & (scores < 50)), ("N>=80", (labels == 0) & (scores >= 80))):
+        idx = np.flatnonzero(mask)
+        for i in sorted(rng.choice(idx, size=min(n // 2, len(idx)), replace=False)):
+            k, m = rows_of_mwe[i]
+            mwe, hyp = items[k].mwes[m], items[k].meta["mt_it"].split()
+            aligned = sorted({j for a, j in alignments[k] if a in set(mwe.indices)})
+            row = by_line[rows[i]["line"]]
+            out.append("\t".join([kind, str(row.line), f"{scores[i]:.1f}", row.mwe_en, row.mwe_ref_it,
+                                   row.mwe_mt_it, " ".join(hyp[j] for j in aligned), row.mt_it]))
+    return out
 
 
 def sentence_baselines(items, rows_of_mwe) -> dict[str, np.ndarray]:
@@ -251,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
               "rows_without_source_indices": int(sum(1 for k, m in rows_of_mwe if not items[k].mwes[m].indices))}
 
     args.out.mkdir(parents=True, exist_ok=True)
+    write_lines(args.out / "disagreements.tsv", disagreements(
+        rows, scores_of[DEFAULT_VARIANT], labels, items, rows_of_mwe, alignments, all_rows, args.disagreements, args.seed))
     names = list(scores_of)
     write_lines(args.out / "scores.tsv", ["line\tsnt_id\tmt_check\t" + "\t".join(names) + "\tmwe_ref_it"] + [
         f"{r['line']}\t{r['snt_id']}\t{'Y' if r['label'] else 'N'}\t"
@@ -262,13 +299,15 @@ def main(argv: list[str] | None = None) -> int:
              f"{counts['rows_without_source_indices']} rows' MWEs not located in the source",
              f"alignment: {align_signature} ({align_seconds:.1f} s, cached: {facts['alignment_cached']})",
              f"95% CIs: bootstrap over sentences, {args.bootstrap} resamples, seed {args.seed}", "",
-             "| score | what | AUC | point-biserial r | mean Y / N |", "|---|---|---|---|---|"]
+             "| score | what | AUC | point-biserial r | mean Y / N | AUC odd / even sentences |",
+             "|---|---|---|---|---|---|"]
     for name, res in results.items():
         lo, hi = res["point_biserial_r_ci95"]
         alo, ahi = res["auc_ci95"]
         lines.append(f"| {name} | {whats[name]} | {res['auc']:.3f} [{alo:.3f}, {ahi:.3f}] | "
                      f"{res['point_biserial_r']:.3f} [{lo:.3f}, {hi:.3f}] | "
-                     f"{res['mean_score_Y']:.1f} / {res['mean_score_N']:.1f} |")
+                     f"{res['mean_score_Y']:.1f} / {res['mean_score_N']:.1f} | "
+                     f"{res['auc_odd_sentences']:.3f} / {res['auc_even_sentences']:.3f} |")
     lines += ["", "signatures:"] + [f"  {n}: {s}" for n, s in signatures.items()]
     text = "\n".join(lines) + "\n"
     write_text(args.out / "report.txt", text)

@@ -34,9 +34,11 @@ examples:
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --mwe-compat zaninello2020 --width 3
       # the published scorer's rules (Zaninello & Birch 2020): compare with the paper's figures x 100
 
-MWE score matching (--mwe-match, comma-separated; "char" = characters only): lemma (same simplemma
-lemma charged --mwe-lemma-charge), synonyms (shared synset of --mwe-wordnet, an OMW .tab wordnet),
-elision (dell' = della/dello); --mwe-function-weight W weighs function words W in an MWE's mean.
+MWE score matching (--mwe-match SPEC: "char", or comma-separated NAME[=VALUE]; docs/evaluate.md):
+  near-miss=C  an inexact match costs at least C      order=W     word-order penalty weight W
+  lemma=C      same simplemma lemma costs C           synonyms=C  shared synset of --mwe-wordnet costs C
+  elision      dell' = della/dello/dell               fw=W        function words weigh W in an MWE's mean
+"--align none --mwe-match char --mwe-window 0" is the score of mwemt before alignment-aware scoring.
 Every choice is in the MWE signature."""
 
 
@@ -67,13 +69,12 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "with the project's aligner, 'none' searches the whole hypothesis, PATH gives Pharaoh "
                         "i-j links source->hypothesis (one file per --hyp, in order)")
     g.add_argument("--src-lang", default="en", help="source language of --extra text (default: %(default)s)")
-    g.add_argument("--mwe-match", default=None, metavar="LIST",
-                   help=f"MWE score: word matching beyond characters: 'char' or a comma-separated subset of "
-                        f"{', '.join(MATCH_OPTIONS)} (default: {default_match_text()})")
-    g.add_argument("--mwe-lemma-charge", type=float, default=None, metavar="C",
-                   help="MWE score: charge of a word with the reference word's lemma (default: 0.5)")
-    g.add_argument("--mwe-function-weight", type=float, default=None, metavar="W",
-                   help="MWE score: weight of function words in an MWE's mean (default: 1)")
+    g.add_argument("--mwe-match", default=None, metavar="SPEC",
+                   help=f"MWE score: word matching, 'char' (characters only) or NAME[=VALUE],... "
+                        f"(default: {default_match_text()}; see below)")
+    g.add_argument("--mwe-window", type=int, default=None, metavar="N",
+                   help="MWE score: with alignment, also the N hypothesis tokens each side of the aligned "
+                        "ones (default: 1)")
     g.add_argument("--mwe-precision", type=float, default=None, metavar="P",
                    help="MWE score: with alignment, weight of precision (extra aligned words cost) (default: 0)")
     g.add_argument("--mwe-wordnet", metavar="TAB", help="MWE score: target-language OMW .tab wordnet for synonyms")
@@ -116,14 +117,11 @@ def _systems(specs: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-MATCH_OPTIONS = ("lemma", "synonyms", "elision")
-
-
 def default_match_text() -> str:
+    from mwemt.evaluate.mwe_match import format_matching
     from mwemt.evaluate.mwe_score import DEFAULT_MATCHING
 
-    on = [name for name in MATCH_OPTIONS if getattr(DEFAULT_MATCHING, name)]
-    return ",".join(on) or "char"
+    return format_matching(DEFAULT_MATCHING)
 
 
 def align_mode(args: argparse.Namespace) -> str:
@@ -146,37 +144,27 @@ def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
     if mode == "files" and len(args.align) != len(args.hyp):
         raise MwemtError(f"{len(args.align)} --align files for {len(args.hyp)} --hyp files; give one per system")
     if args.mwe_compat and (args.align and mode != "none" or args.mwe_match or args.mwe_precision
-                            or args.mwe_function_weight is not None):
+                            or args.mwe_window is not None):
         raise MwemtError(f"--mwe-compat {args.mwe_compat} reproduces the published scorer: it takes no --align, "
-                         "--mwe-match, --mwe-precision or --mwe-function-weight")
+                         "--mwe-match, --mwe-precision or --mwe-window")
+    if args.mwe_window is not None and args.mwe_window < 0:
+        raise MwemtError("--mwe-window must be 0 or more")
     if (args.extra or args.extra_tsv) and mode != "eflomal":
         raise MwemtError("--extra/--extra-tsv add statistics to the aligner; they need --align eflomal (the default)")
 
 
 def _matching(args: argparse.Namespace):
-    """The MWE score's MweMatching from --mwe-match and friends (None: the metric's default)."""
-    from dataclasses import replace
+    """The MWE score's MweMatching from --mwe-match (None: the metric's default)."""
+    from mwemt.evaluate.mwe_match import parse_matching
 
-    from mwemt.evaluate.mwe_score import DEFAULT_MATCHING
-
-    if args.mwe_match is None and args.mwe_lemma_charge is None and args.mwe_function_weight is None:
+    if args.mwe_match is None:
         return None
-    matching = DEFAULT_MATCHING
-    if args.mwe_match is not None:
-        names = [n.strip() for n in args.mwe_match.split(",") if n.strip()]
-        unknown = [n for n in names if n not in (*MATCH_OPTIONS, "char")]
-        if unknown or not names:
-            raise MwemtError(f"--mwe-match {args.mwe_match!r}: choose 'char' or from {', '.join(MATCH_OPTIONS)}")
-        matching = replace(matching, **{n: n in names for n in MATCH_OPTIONS})
+    try:
+        matching = parse_matching(args.mwe_match)
+    except ValueError as exc:
+        raise MwemtError(f"--mwe-match {args.mwe_match!r}: {exc}") from None
     if matching.synonyms and not args.mwe_wordnet:
         raise MwemtError("--mwe-match synonyms needs --mwe-wordnet (an OMW .tab wordnet of the target language)")
-    try:
-        if args.mwe_lemma_charge is not None:
-            matching = replace(matching, lemma_charge=args.mwe_lemma_charge)
-        if args.mwe_function_weight is not None:
-            matching = replace(matching, function_weight=args.mwe_function_weight)
-    except ValueError as exc:
-        raise MwemtError(str(exc)) from None
     return matching
 
 
@@ -186,15 +174,16 @@ def _align_settings(args: argparse.Namespace, metrics: list[str]):
     from mwemt.evaluate.mwe_score import MweAlignSettings
 
     mode = align_mode(args)
+    window = {} if args.mwe_window is None else {"window": args.mwe_window}
     if mode != "eflomal" or "mwe" not in metrics or args.mwe_compat:
-        return MweAlignSettings("none") if mode == "none" else MweAlignSettings()
+        return MweAlignSettings("none" if mode == "none" else "eflomal", **window)
     config, cache = aligner_settings(args)
     extra = read_extra_args(args, args.src_lang, args.lang)
     name = ""
     if extra is not None:
         name = Path(args.extra[1] if args.extra else args.extra_tsv).name
     return MweAlignSettings("eflomal", extra=extra, extra_name=name, cache_dir=cache, config=config,
-                            symmetrization=args.symmetrization)
+                            symmetrization=args.symmetrization, **window)
 
 
 def _metric_options(args: argparse.Namespace, metrics: list[str] = ()):

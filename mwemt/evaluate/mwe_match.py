@@ -16,7 +16,12 @@ chosen by measurement against human verdicts (``scripts/mwe_score_human.py``):
   followed by one vowel (*della*, *dello*, *la*, *una*), and the bare form without apostrophe;
 - ``function_weight``: in the mean over an MWE's reference words, a function word (article,
   preposition, clitic...: `mwemt.evaluate.function_words`) weighs this much instead of 1. An MWE
-  made only of function words keeps equal weights.
+  made only of function words keeps equal weights;
+- ``near_miss``: an inexact match is charged at least this much, so a wrong agreement ending
+  (*sostenibile* for *sostenibili*: 1/11 by characters) is not almost a full match;
+- ``order``: the MWE's score is multiplied by 1 - ``order`` x the fraction of its reference word
+  pairs whose best-matching hypothesis words come in the other order (*spazio scienza* for
+  *scienza spaziale*).
 
 The charge of a reference word x against a hypothesis word y is ``min(d(x, y), len(x)) / len(x)``
 (d = character Levenshtein distance), lowered by the switches above; x is charged its least charge
@@ -49,17 +54,16 @@ class MweMatching:
     synonym_charge: float = 0.0
     elision: bool = False
     function_weight: float = 1.0
+    near_miss: float = 0.0
+    order: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("lemma_charge", "synonym_charge"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], not {getattr(self, name)}")
-        if not 0.0 <= self.function_weight <= 1.0:
-            raise ValueError(f"function_weight must be in [0, 1], not {self.function_weight}")
-
-    @property
-    def characters_only(self) -> bool:
-        return not (self.lemma or self.synonyms or self.elision) and self.function_weight == 1.0
+        for name in ("function_weight", "near_miss", "order"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], not {getattr(self, name)}")
 
     def signature_fields(self, lang: str, wordnet_name: str | None) -> dict[str, object]:
         """``match``: the switches on, e.g. ``char+lemma0.5+elision``; ``fw``: the function-word weight."""
@@ -70,9 +74,68 @@ class MweMatching:
             parts.append(f"syn{self.synonym_charge:g}[{wordnet_name or 'none'}]")
         if self.elision:
             parts.append("elision")
+        if self.near_miss:
+            parts.append(f"near{self.near_miss:g}")
+        if self.order:
+            parts.append(f"order{self.order:g}")
         fields: dict[str, object] = {"match": "+".join(parts)}
         fields["fw"] = f"{self.function_weight:g}" + ("" if self.function_weight == 1.0 else f"[{lang}]")
         return fields
+
+
+# name in a matching spec -> (MweMatching field that switches it on, field of its value, value when none is given)
+SPEC_ITEMS = {
+    "lemma": ("lemma", "lemma_charge", 0.5),
+    "synonyms": ("synonyms", "synonym_charge", 0.0),
+    "elision": ("elision", None, None),
+    "fw": (None, "function_weight", 0.5),
+    "near-miss": (None, "near_miss", 0.75),
+    "order": (None, "order", 1.0),
+}
+
+
+def parse_matching(text: str) -> MweMatching:
+    """A matching spec: ``char`` (characters only) or comma-separated ``NAME[=VALUE]`` items of
+    `SPEC_ITEMS`, e.g. ``near-miss=0.75,order=1,lemma=0.5,elision``; raises ValueError."""
+    fields: dict[str, object] = {}
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise ValueError("an empty matching spec; use 'char' for characters only")
+    if items == ["char"]:
+        return MweMatching()
+    for item in items:
+        name, sep, value = item.partition("=")
+        if name not in SPEC_ITEMS:
+            raise ValueError(f"unknown matching option {name!r}; choose 'char' or from {', '.join(SPEC_ITEMS)}")
+        switch, number, default = SPEC_ITEMS[name]
+        if switch is not None:
+            fields[switch] = True
+        if sep and number is None:
+            raise ValueError(f"matching option {name!r} takes no value")
+        if number is not None:
+            try:
+                fields[number] = float(value) if sep else default
+            except ValueError:
+                raise ValueError(f"matching option {name!r} needs a number, not {value!r}") from None
+    return MweMatching(**fields)
+
+
+def format_matching(m: MweMatching) -> str:
+    """The spec `parse_matching` reads back."""
+    parts = []
+    if m.lemma:
+        parts.append(f"lemma={m.lemma_charge:g}")
+    if m.synonyms:
+        parts.append(f"synonyms={m.synonym_charge:g}")
+    if m.elision:
+        parts.append("elision")
+    if m.function_weight != 1.0:
+        parts.append(f"fw={m.function_weight:g}")
+    if m.near_miss:
+        parts.append(f"near-miss={m.near_miss:g}")
+    if m.order:
+        parts.append(f"order={m.order:g}")
+    return ",".join(parts) or "char"
 
 
 def strip_elision(word: str) -> str | None:
@@ -138,7 +201,7 @@ class WordMatcher:
         charges = np.minimum(dist, lengths) / lengths
         m = self.matching
         if not (m.lemma or m.synonyms or m.elision):
-            return charges
+            return self._near_miss(charges)
         for a, x in enumerate(ref_words):
             for b, y in enumerate(hyp_words):
                 c = charges[a, b]
@@ -151,7 +214,11 @@ class WordMatcher:
                     c = charges[a, b] = m.lemma_charge
                 if m.synonyms and m.synonym_charge < c and self.synsets(x) & self.synsets(y):
                     charges[a, b] = m.synonym_charge
-        return charges
+        return self._near_miss(charges)
+
+    def _near_miss(self, charges: np.ndarray) -> np.ndarray:
+        floor = self.matching.near_miss
+        return np.where(charges > 0.0, np.maximum(charges, floor), 0.0) if floor else charges
 
     def best_charges(self, ref_words: Sequence[str], hyp_words: Sequence[str]) -> np.ndarray:
         """Each reference word's least charge over the hypothesis words (1 without any)."""
@@ -160,8 +227,25 @@ class WordMatcher:
         return self.charge_matrix(ref_words, hyp_words).min(axis=1)
 
     def score(self, ref_words: Sequence[str], hyp_words: Sequence[str]) -> float | None:
-        """1 - weighted mean charge over the reference words (in [0, 1]); None without reference words."""
+        """1 - weighted mean charge over the reference words (in [0, 1]), times the order factor;
+        None without reference words. ``hyp_words`` are in hypothesis order."""
         if not ref_words:
             return None
+        if not hyp_words:
+            return 0.0
         w = self.weights(ref_words)
-        return float(1.0 - np.dot(w, self.best_charges(ref_words, hyp_words)) / w.sum())
+        charges = self.charge_matrix(ref_words, hyp_words)
+        value = float(1.0 - np.dot(w, charges.min(axis=1)) / w.sum())
+        if self.matching.order and len(ref_words) > 1:
+            value *= 1.0 - self.matching.order * discordant_fraction(charges.argmin(axis=1))
+        return value
+
+
+def discordant_fraction(positions: np.ndarray) -> float:
+    """The fraction of pairs a < b with positions[a] > positions[b] (0 = same order, 1 = reversed)."""
+    n = len(positions)
+    if n < 2:
+        return 0.0
+    pos = np.asarray(positions)
+    discordant = int(np.triu(pos[:, None] > pos[None, :], k=1).sum())
+    return discordant / (n * (n - 1) / 2)

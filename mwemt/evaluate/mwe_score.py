@@ -24,8 +24,10 @@ with elisions split after the apostrophe (``dell'acqua`` -> ``dell'`` ``acqua``)
 any letter or digit (punctuation, the ``...`` that marks a gap in a discontinuous reference) are
 dropped. Matching is case-insensitive unless ``case_sensitive=True``. A hypothesis with no words
 (empty, or only punctuation) scores 0, never NaN. Under alignment, an MWE none of whose source
-tokens is linked scores 0, and an MWE without source token indices (not located in the source) is
-searched in the whole hypothesis and counted in ``info["mwes_without_indices"]``.
+tokens is linked scores 0; an MWE without source token indices (not located in the source) and the
+MWEs of a sentence the aligner skipped (an empty side, e.g. a test set without sources) are
+searched in the whole hypothesis and counted (``info["mwes_without_indices"]``,
+``info["alignment_skipped"]``).
 
 Deliberate differences from the authors' scorer (azaninello/MWE_NMT, scripts/score_mwe.py), which
 ``compat="zaninello2020"`` reproduces instead (`mwemt.evaluate.mwe_compat`):
@@ -64,8 +66,9 @@ Alignment = Sequence[tuple[int, int]]
 
 # The defaults, chosen by agreement with the human verdicts on the TED EN-IT MWEs
 # (scripts/mwe_score_human.py; docs/evaluate.md has the ablation table).
-DEFAULT_MATCHING = MweMatching()
+DEFAULT_MATCHING = MweMatching(near_miss=0.75, order=1.0)
 DEFAULT_PRECISION = 0.0
+DEFAULT_WINDOW = 1
 
 
 class AlignmentError(ValueError):
@@ -87,7 +90,9 @@ class MweAlignSettings:
     or ``none`` (no alignment: search the whole hypothesis). ``extra``: extra parallel text
     (source token lists, target token lists) for the aligner's statistics, named in the signature
     by ``extra_name``. ``cache_dir``: the alignment cache (None: no cache). ``config`` and
-    ``symmetrization``: the aligner's settings.
+    ``symmetrization``: the aligner's settings. ``window``: an MWE's candidate hypothesis words are
+    those aligned to its source tokens and the ``window`` tokens on each side of them (given
+    alignments too).
     """
 
     mode: str = "eflomal"
@@ -96,10 +101,13 @@ class MweAlignSettings:
     cache_dir: str | Path | None = None
     config: object = None  # mwemt.preprocess.align.AlignConfig; None = its defaults
     symmetrization: str = "grow-diag-final-and"
+    window: int = DEFAULT_WINDOW
 
     def __post_init__(self) -> None:
         if self.mode not in ALIGN_MODES:
             raise MwemtError(f"MWE alignment mode must be one of {', '.join(ALIGN_MODES)}, not {self.mode!r}")
+        if self.window < 0:
+            raise MwemtError(f"MWE alignment window must be 0 or more, not {self.window}")
 
     @property
     def n_extra(self) -> int:
@@ -270,7 +278,9 @@ class MweScore(RatioMetric):
     # -- alignment
     def align_hypotheses(self, sources: Sequence[str], hyp_tokens: Sequence[Sequence[str]]) -> tuple[list, dict]:
         """Source (test-set tokens, split on spaces) -> hypothesis token links of every sentence,
-        by the project's aligner, and facts for ``info``."""
+        by the project's aligner, and facts for ``info``. A sentence the aligner skips (an empty
+        side, or longer than eflomal's limit) gets None: its MWEs are searched in the whole
+        hypothesis, and ``alignment_skipped`` counts them."""
         from mwemt.preprocess.align import AlignConfig, align_directional, cache_key
 
         src = [s.split() for s in sources]
@@ -280,7 +290,9 @@ class MweScore(RatioMetric):
         if directional is None:
             directional = self._alignments[key] = align_directional(
                 src, hyp_tokens, extra=self.align.extra, config=config, cache_dir=self.align.cache_dir)
-        links = directional.symmetrized(src, hyp_tokens, self.align.symmetrization)
+        links: list = directional.symmetrized(src, hyp_tokens, self.align.symmetrization)
+        for k in directional.skipped:
+            links[k] = None  # not aligned (an empty side, or too long for eflomal): search the whole hypothesis
         return links, {"alignment_cached": directional.cached, "alignment_skipped": len(directional.skipped)}
 
     # -- scoring
@@ -290,7 +302,7 @@ class MweScore(RatioMetric):
         if recall is None or not aligned or self.precision == 0.0 or not candidates:
             return recall
         precision = 1.0 - float(self.matcher.best_charges(candidates, ref_words).mean())
-        return (1.0 - self.precision) * recall + self.precision * precision
+        return float((1.0 - self.precision) * recall + self.precision * precision)
 
     def score_sentence(self, hyp: str, mwes: Sequence[TestMwe | str], alignment: Alignment | None = None,
                        hyp_tokens: Sequence[str] | None = None, counts: dict | None = None) -> SentenceMweScores:
@@ -313,7 +325,9 @@ class MweScore(RatioMetric):
                     raise TypeError("alignments need TestMwe objects (with source token indices)")
                 if mwe.indices:
                     src = set(mwe.indices)
-                    candidates = hw.restricted_to({j for i, j in alignment if i in src})
+                    linked = {j for i, j in alignment if i in src}
+                    w = self.align.window
+                    candidates = hw.restricted_to({j + d for j in linked for d in range(-w, w + 1)} if w else linked)
                 else:
                     aligned = False
                     if counts is not None:
@@ -397,7 +411,9 @@ class MweScore(RatioMetric):
         if aligned == "eflomal" or (stats is None and self.align.mode == "eflomal"):
             align = self.align.describe()
         else:
-            align = {"given": "given", "none": "none"}.get(aligned, str(aligned))
+            align = str(aligned)
+        if align != "none" and self.align.window:
+            align += f",win{self.align.window}"
         fields: dict[str, object] = {
             "tok": f"{tok}+apos", "punct": "drop", "case": "mixed" if self.case_sensitive else "lc",
             "avg": self.average, "align": align,
