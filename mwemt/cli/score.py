@@ -211,6 +211,24 @@ def _score(args: argparse.Namespace, inputs, metrics: list[str]):
         raise MwemtError(f"{exc}: give {INPUT_OPTIONS.get(exc.needs, exc.needs)}") from None
 
 
+def _report_mwe_notes(run) -> None:
+    """On stderr: MWEs the compatibility mode left out as NaN, sentences the aligner skipped."""
+    import sys
+
+    for result in run.metrics:
+        if result.key != "mwe":
+            continue
+        for system, score in zip(run.systems, result.scores):
+            nan = score.extra.get("nan_mwes", 0)
+            if nan:
+                print(f"MWE score of {system}: {nan} MWE(s) are NaN (no hypothesis word) and left out of the mean, "
+                      "as in the published scorer", file=sys.stderr)
+            skipped = score.extra.get("alignment_skipped", 0)
+            if skipped:
+                print(f"MWE score of {system}: {skipped} sentence(s) could not be aligned (an empty side or too "
+                      "long); their MWEs were searched in the whole hypothesis (an empty one scores 0)", file=sys.stderr)
+
+
 def _write_sentence_scores(run, directory: str) -> None:
     from mwemt.evaluate.report import sentence_score_rows
     from mwemt.fileio import write_lines
@@ -246,6 +264,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = load_score_inputs(_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=alignments,
                                lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang)
     result = _score(args, inputs, metrics)
+    _report_mwe_notes(result)
     if args.sentence_scores:
         _write_sentence_scores(result, args.sentence_scores)
     _write_output(args, result, inputs)
