@@ -225,6 +225,10 @@ def tesla_scores(items, rows_of_mwe, args) -> tuple[dict[str, np.ndarray], dict[
         by_item = dict(zip(needed, metric.sentence_scores(stats)))
         out[variant] = np.array([by_item[k] for k, _ in rows_of_mwe], dtype=np.float64)
         signatures[variant] = str(metric.signature(stats))
+        extra = metric.extra_from_stats(stats)
+        if "ref_mwes" in extra:
+            signatures[variant] += (f"  (reference MWEs found: {extra['ref_mwes']}, "
+                                    f"matched in the MT: {extra['ref_mwes_matched']})")
     return out, signatures
 
 

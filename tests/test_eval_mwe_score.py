@@ -332,3 +332,11 @@ def test_matching_spec_round_trip():
     for bad in ("", "lemmas", "elision=1", "order=x", "order=2"):
         with pytest.raises(ValueError):
             parse_matching(bad)
+
+
+def test_order_prefers_an_in_order_choice_among_equal_matches():
+    from mwemt.evaluate.mwe_match import MweMatching
+
+    order = chars(matching=MweMatching(order=1.0))
+    # "di" occurs before and after "un sacco": the later one keeps the order
+    assert order.sentence_score("cura di un sacco di pesci", ["un sacco di"]) == 100.0

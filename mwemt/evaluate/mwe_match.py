@@ -237,8 +237,22 @@ class WordMatcher:
         charges = self.charge_matrix(ref_words, hyp_words)
         value = float(1.0 - np.dot(w, charges.min(axis=1)) / w.sum())
         if self.matching.order and len(ref_words) > 1:
-            value *= 1.0 - self.matching.order * discordant_fraction(charges.argmin(axis=1))
+            value *= 1.0 - self.matching.order * discordant_fraction(ordered_best(charges))
         return value
+
+
+def ordered_best(charges: np.ndarray) -> np.ndarray:
+    """For each reference word (row), the position of a least-charged hypothesis word; among equally
+    charged ones the first at or after the previous word's choice, so that a repeated word (*di*
+    ... *di*) does not count as out of order when an in-order choice exists."""
+    chosen = []
+    previous = -1
+    for row in charges:
+        ties = np.flatnonzero(row == row.min())
+        later = ties[ties >= previous]
+        previous = int(later[0] if len(later) else ties[0])
+        chosen.append(previous)
+    return np.array(chosen)
 
 
 def discordant_fraction(positions: np.ndarray) -> float:
