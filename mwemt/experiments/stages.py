@@ -430,7 +430,13 @@ def score_stage(ctx) -> dict:
                                testset=ctx.inputs.get("testset"), lexicon=ctx.inputs.get("target_lexicon"),
                                lexicon_format=c.target_lexicon_format,
                                compositionality=ctx.inputs.get("compositionality"), lang=c.lang)
-    options = MetricOptions(lang=c.lang, lowercase=c.lowercase, mwe_average=c.mwe_average)
+    # the MWE score aligns hypotheses to the test set's sources; the alignment cache (the one `mwemt
+    # score` uses) makes a rerun of this stage give the same links, eflomal being unseeded
+    from mwemt.evaluate.mwe_score import MweAlignSettings
+    from mwemt.preprocess.align import default_cache_dir
+
+    options = MetricOptions(lang=c.lang, lowercase=c.lowercase, mwe_average=c.mwe_average,
+                            mwe_align=MweAlignSettings(cache_dir=default_cache_dir()))
     run = score_systems(inputs, list(c.metrics), options,
                         bootstrap=BootstrapSettings(c.bootstrap, c.bootstrap_seed))
     write_json(ctx.out / "scores.json", score_run_dict(run))
