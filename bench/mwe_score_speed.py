@@ -1,6 +1,6 @@
 """Speed of the alignment-aware MWE score next to today's whole-sentence score, in one run.
 
-    python bench/mwe_score_speed.py [--repeats 3] [--samplers 3]
+    python bench/mwe_score_speed.py [--repeats 3] [--samplers 1]
 
 Scores the 1,293 adjudicated (FINAL) TED EN-IT MWEs (`mwemt.preprocess.testset.build_ted_testset`,
 MWEs kept even when not located in the source) in their 669 MT sentences, and prints each timing
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from score_speed import best_time, cpu_description  # noqa: E402
 
 from mwemt.evaluate.mwe_match import MweMatching  # noqa: E402
-from mwemt.evaluate.mwe_score import DEFAULT_MATCHING, MweAlignSettings, MweScore  # noqa: E402
+from mwemt.evaluate.mwe_score import DEFAULT_ALIGN_CONFIG, DEFAULT_MATCHING, MweAlignSettings, MweScore  # noqa: E402
 from mwemt.preprocess.align import AlignConfig  # noqa: E402
 from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs  # noqa: E402
 
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=Path, default=PAIRS)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--samplers", type=int, default=AlignConfig.samplers)
+    ap.add_argument("--samplers", type=int, default=DEFAULT_ALIGN_CONFIG.samplers)
     args = ap.parse_args(argv)
     if not args.pairs.exists():
         print(f"{args.pairs} is missing: nothing to measure")

@@ -43,11 +43,11 @@ from scipy import stats as sps
 from mwemt.evaluate.bootstrap import resample_indices
 from mwemt.evaluate.meta_eval import percentile_ci
 from mwemt.evaluate.mwe_match import MweMatching, format_matching
-from mwemt.evaluate.mwe_score import (DEFAULT_MATCHING, DEFAULT_PRECISION, DEFAULT_WINDOW, MweAlignSettings,
-                                      MweScore)
+from mwemt.evaluate.mwe_score import (DEFAULT_ALIGN_CONFIG, DEFAULT_MATCHING, DEFAULT_PRECISION, DEFAULT_WINDOW,
+                                      MweAlignSettings, MweScore)
 from mwemt.evaluate.similarity import omw_wordnet
 from mwemt.fileio import write_lines, write_text
-from mwemt.preprocess.align import read_extra
+from mwemt.preprocess.align import AlignConfig, read_extra
 from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs
 from mwemt.provenance import manifest, write_json
 
@@ -244,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="extra parallel text for the alignment statistics (raw text, EN and IT)")
     ap.add_argument("--extra-max", type=int, default=None, help="use the first N extra pairs")
     ap.add_argument("--symmetrization", default="grow-diag-final-and")
+    ap.add_argument("--samplers", type=int, default=DEFAULT_ALIGN_CONFIG.samplers,
+                    help="eflomal samplers (default: the MWE score's, %(default)s)")
     ap.add_argument("--wordnet", type=Path, help="Italian OMW .tab wordnet (synonym option, TESLA)")
     ap.add_argument("--tesla-lexicon", type=Path, help="Italian MWE lexicon: adds the TESLA-like rows")
     ap.add_argument("--tesla-compositionality", type=Path, help="Italian mwe<TAB>score table for tesla-comp")
@@ -270,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = read_extra(args.extra[0], args.extra[1], "en", "it", limit=args.extra_max)
     aligner = MweScore("it", pretokenized=True, align=MweAlignSettings(
         "eflomal", extra=extra, extra_name=Path(args.extra[0]).name if args.extra else "",
-        cache_dir=args.align_cache, symmetrization=args.symmetrization))
+        cache_dir=args.align_cache, symmetrization=args.symmetrization, config=AlignConfig(samplers=args.samplers)))
     t0 = time.perf_counter()
     alignments, facts = aligner.align_hypotheses([it.source for it in items], [h.split() for h in hyps])
     align_seconds = time.perf_counter() - t0

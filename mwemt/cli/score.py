@@ -46,7 +46,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     from mwemt.cli.align import add_aligner_arguments
     from mwemt.evaluate.bootstrap import DEFAULT_SAMPLES, DEFAULT_SEED
     from mwemt.evaluate.mwe_compat import COMPAT_MODES
-    from mwemt.evaluate.mwe_score import AVERAGES
+    from mwemt.evaluate.mwe_score import AVERAGES, DEFAULT_ALIGN_CONFIG
 
     p.epilog = EPILOG
     p.add_argument("--hyp", action="append", required=True, metavar="[NAME=]PATH",
@@ -81,6 +81,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mwe-compat", choices=COMPAT_MODES,
                    help="MWE score: reproduce a published scorer exactly (no alignment, no matching options)")
     add_aligner_arguments(p)
+    p.set_defaults(samplers=DEFAULT_ALIGN_CONFIG.samplers)  # the MWE score's own aligner default
     p.add_argument("--compositionality", help="TESLA: mwe<TAB>score TSV of target-language MWE compositionality")
     p.add_argument("--tesla-lexicon", help="TESLA: target-language MWE lexicon (any `mwemt annotate` format; "
                                            "the target side of bilingual ones)")
