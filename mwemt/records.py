@@ -11,11 +11,14 @@ class Mwe:
 
     ``indices`` are sorted 0-based token positions, so discontinuous MWEs are first-class.
     ``lemma`` is the lexicon form with components joined by single spaces ("take care of").
+    ``confidence`` (0-1, None = unknown) is how sure identification is that this occurrence is
+    idiomatic (see `mwemt.preprocess.filters`); it takes no part in equality or ordering.
     """
 
     indices: tuple[int, ...]
     lemma: str
     category: str = ""
+    confidence: float | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not self.indices:
@@ -74,12 +77,17 @@ class LexiconEntry:
 
 @dataclass
 class AnnotatedSentence:
-    """A tokenised, lemmatised sentence with its MWEs: the unit every encoder consumes."""
+    """A tokenised, lemmatised sentence with its MWEs: the unit every encoder consumes.
+
+    ``rejected`` lists the look-up candidates that identification filters removed, each with the
+    name of the filter (empty without filters).
+    """
 
     tokens: list[str]
     lemmas: list[str]
     mwes: list[Mwe] = field(default_factory=list)
     pos: list[str] | None = None
+    rejected: list[tuple[Mwe, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if len(self.tokens) != len(self.lemmas):

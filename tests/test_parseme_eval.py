@@ -206,7 +206,8 @@ def test_cli_names_the_misaligned_sentence(fixtures, tmp_path, capsys):
 def test_twofold_script_on_real_data(shared, tmp_path):
     train = shared / "mwe-corpora" / "parseme-1.1" / "EN" / "train.cupt"
     res = subprocess.run([sys.executable, str(ROOT / "scripts" / "parseme_twofold.py"), "--train", str(train),
-                          "--gaps", "0,1", "--out", str(tmp_path)], capture_output=True, text=True, check=True)
+                          "--gaps", "0,1", "--folds", "3", "--repeats", "1", "--out", str(tmp_path),
+                          "--markdown", str(tmp_path / "t.md")], capture_output=True, text=True, check=True)
     assert "best max_gap" in res.stdout
     obj = json.loads((tmp_path / "scores.json").read_text(encoding="utf-8"))
     fold1 = obj["runs"]["fold1 (lex A -> B)"]["0"]["scores"]
@@ -214,3 +215,9 @@ def test_twofold_script_on_real_data(shared, tmp_path):
     assert fold1["global"]["n_gold"] == 174 and fold1["global"]["n_pred"] == 64
     assert round(100 * fold1["global"]["mwe_based"]["F"], 2) == 34.45
     assert len(list(read_cupt(tmp_path / "fold2.gap1.pred.cupt"))) == 1736
+    # filters learned on the lexicon half only: seen-in-train precision up, pooled over both folds
+    before, after = obj["pooled"]["before"]["seen-in-train"], obj["pooled"]["after"]["seen-in-train"]
+    assert before["n_gold"] == after["n_gold"] == 112
+    assert after["mwe_based"]["P"] > before["mwe_based"]["P"] + 0.05
+    assert after["mwe_based"]["F"] > before["mwe_based"]["F"]
+    assert "| seen-in-train | 112 |" in (tmp_path / "t.md").read_text(encoding="utf-8")

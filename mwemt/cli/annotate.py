@@ -7,7 +7,7 @@ import sys
 
 from mwemt.errors import MwemtError
 from mwemt.formats import LEXICON_FORMATS
-from mwemt.preprocess.annotate import ENCODINGS
+from mwemt.preprocess.annotate import ENCODINGS, IDENTIFICATION_FILTERS
 from mwemt.preprocess.lemmatize import BACKENDS
 
 TEXT_OR_CUPT = ("text", "cupt")   # one sentence per line, or PARSEME .cupt
@@ -22,6 +22,15 @@ examples:
   echo "He walked the dog off ." | mwemt annotate --lexicon lex.txt --encoding iob --max-gap 2
   mwemt annotate --lexicon oewn.tsv --encoding wws -i train.en -o train.wws.en --workers 2 --report rep.json
   mwemt annotate --lexicon train.cupt --input-format cupt --output-format cupt -i test.cupt -o pred.cupt
+  mwemt annotate --lexicon train.cupt --save-filters train.filters.json -i text.en -o text.iob.en
+  mwemt annotate --lexicon train.cupt --no-filter rate --no-filter syntax -i text.en -o out.iob
+
+Identification filters (docs/identification.md): with a .cupt lexicon, look-up matches go through
+filters learned from that annotated file (word order, gap sizes and nominal inflection seen, tree
+connectivity where the input has a parse, the idiomaticity rate of the entry), thresholds set by
+cross-validation on the file itself; --filters none turns them all off, --no-filter NAME one of
+them. A model saved as LEXICON-STEM.filters.json next to a lexicon is used automatically. Other
+lexicons are matched as they are unless --raw-corpus gives text for literal-reading estimates.
 
 Lexicon formats (--lexicon-format, default auto): list (MWE[TAB category[TAB POS[TAB comp]]]),
 bilingual (src TAB tgt1; tgt2), oewn (the OEWN MWE TSV), wn-aligned (synset-aligned EN-xx TSV),
@@ -39,8 +48,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lang", default="en", help="language code for tokenizer and lemmatizer (default: en)")
     p.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
                    help="lemmatizer backend (default: %(default)s; all offline)")
-    p.add_argument("--max-gap", type=int, default=0,
-                   help="most tokens allowed between two MWE components; 0 = contiguous only (default: 0)")
+    add_identification_arguments(p)
+    p.add_argument("--confidence-buckets", type=int, default=0, metavar="N",
+                   help="with --encoding iob, append each MWE's confidence bucket (0..N-1) to its tags: B2, I2 "
+                        "(default: 0 = plain B/I/O)")
+    p.add_argument("--save-filters", metavar="PATH",
+                   help="write the filter model used (learned or estimated) to PATH, for reuse (default: not saved)")
     p.add_argument("--pretokenized", action="store_true",
                    help="text input is already tokenized (split on spaces, no sacremoses)")
     p.add_argument("--input-format", default="text", choices=TEXT_OR_CUPT,
@@ -59,20 +72,60 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report", help="write a JSON report: counts, MWEs by length and entry, coverage")
 
 
+def add_identification_arguments(p) -> None:
+    """--max-gap and the identification filter flags, shared by every command that annotates
+    (`mwemt annotate`, `mwemt testset build`); `identification_settings` reads them back."""
+    p.add_argument("--max-gap", type=int, default=None,
+                   help="most tokens allowed between two MWE components; 0 = contiguous only (default: the "
+                        "gap the identification filters were tuned with, else 0)")
+    p.add_argument("--filters", default="auto", metavar="auto|none|PATH",
+                   help="identification filters: auto = a saved model next to the lexicon, else learned from a "
+                        ".cupt lexicon, else estimated from --raw-corpus, else none; none; or a saved model "
+                        "(default: %(default)s)")
+    p.add_argument("--no-filter", action="append", default=[], metavar="NAME", choices=IDENTIFICATION_FILTERS,
+                   help="turn one filter off (repeatable): order, gap, inflection, syntax, rate, context (learned); "
+                        "association, variability (raw corpus) (default: all on)")
+    p.add_argument("--context", action="store_true",
+                   help="when learning filters from a .cupt lexicon, also learn the contextual idiomatic/literal "
+                        "classifier (needs mwemt[contextual]; about 100 sentences/s per core, so opt-in) "
+                        "(default: off)")
+    p.add_argument("--raw-corpus", metavar="TEXT",
+                   help="plain text (one sentence per line) to estimate literal readings from, for lexicons "
+                        "without training data (default: none)")
+
+
+def identification_settings(args: argparse.Namespace) -> dict:
+    """The `AnnotatorConfig` keys of the flags `add_identification_arguments` adds."""
+    return {"max_gap": args.max_gap, "filters": args.filters, "filters_off": tuple(args.no_filter),
+            "filters_context": args.context, "raw_corpus": args.raw_corpus}
+
 def run(args: argparse.Namespace) -> int:
     from mwemt.fileio import atomic_write, count_lines, iter_lines
-    from mwemt.preprocess.annotate import AnnotationReport, AnnotatorConfig, annotate_stream, build_annotator
+    from mwemt.preprocess.annotate import (
+        AnnotationReport,
+        AnnotatorConfig,
+        annotate_stream,
+        build_annotator,
+        describe_filters,
+    )
     from mwemt.provenance import manifest, write_json
 
     if args.workers < 1:
         raise MwemtError("--workers must be at least 1")
+    if args.confidence_buckets < 0:
+        raise MwemtError("--confidence-buckets must be 0 or more")
     cupt_in = args.input_format == "cupt"
     # .cupt input carries its own lemmas: match on them unless asked to lemmatize the forms again
     lemmatizer = "none" if cupt_in and not args.relemmatize else args.lemmatizer
     annotator = build_annotator(AnnotatorConfig(lang=args.lang, lexicon=(args.lexicon,),
                                                 lexicon_format=args.lexicon_format, lemmatizer=lemmatizer,
-                                                max_gap=args.max_gap, pretokenized=args.pretokenized))
-    lexicon = annotator.lexicon
+                                                pretokenized=args.pretokenized, **identification_settings(args)),
+                                log=(lambda msg: None) if args.quiet else None)
+    lexicon, filters = annotator.lexicon, annotator.filters
+    if args.save_filters:
+        if filters is None:
+            raise MwemtError("--save-filters: no filter model is in use (a .cupt lexicon or --raw-corpus makes one)")
+        filters.save(args.save_filters)
     report = AnnotationReport()
     progress = args.input != "-" and not args.quiet
 
@@ -84,17 +137,21 @@ def run(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         with atomic_write(args.output) as out:
-            stream = annotate_stream(annotator, lines, args.encoding, report, workers=args.workers)
+            stream = annotate_stream(annotator, lines, args.encoding, report, workers=args.workers,
+                                     confidence_buckets=args.confidence_buckets)
             for line in tqdm(stream, total=total, unit=" sent", disable=not progress, file=sys.stderr):
                 out.write(line + "\n")
     if args.report:
         write_json(args.report, manifest(
             "annotate-report", config={k: v for k, v in vars(args).items() if not k.startswith("_")},
-            signature=annotator.signature, **report.to_dict(lexicon_size=len(lexicon))))
+            signature=annotator.signature,
+            **report.to_dict(lexicon_size=len(lexicon), filters=describe_filters(filters))))
     if progress:
+        removed = ", ".join(f"{k} {v}" for k, v in sorted(report.removed_by_filter.items()))
         print(f"annotated {report.sentences} sentences: {report.mwes} MWEs "
-              f"({report.discontinuous} discontinuous) in {report.sentences_with_mwe} sentences",
-              file=sys.stderr)
+              f"({report.discontinuous} discontinuous) in {report.sentences_with_mwe} sentences"
+              + (f"; filters removed {sum(report.removed_by_filter.values())} candidates ({removed})"
+                 if report.removed_by_filter else ""), file=sys.stderr)
     return 0
 
 
@@ -125,4 +182,4 @@ def _run_cupt(args, annotator, report, progress: bool) -> None:
     else:
         with atomic_write(args.output) as out:
             for _, sent in annotated():
-                out.write(encode_sentence(sent, args.encoding)[0] + "\n")
+                out.write(encode_sentence(sent, args.encoding, args.confidence_buckets)[0] + "\n")

@@ -13,6 +13,7 @@ subcommands:
   extract   MWE types annotated in .cupt files -> list lexicon with counts
   convert   any supported lexicon format -> list lexicon
   stats     entry counts by length and category
+  filters   learn identification filters from annotated .cupt files (JSON model)
 
 examples:
   mwemt lexicon extract --cupt train.cupt --out train.lex.tsv
@@ -21,6 +22,7 @@ examples:
   mwemt lexicon convert lidioms/de/german.ttl --out de-idioms.lex.tsv     # format from the extension
   mwemt lexicon stats epie-idioms/                                         # EPIE lists + instance counts
   mwemt lexicon stats train.lex.tsv
+  mwemt lexicon filters --cupt train.cupt --out train.lex.filters.json
 
 formats (--format, default auto: by extension, name and header):
   list        MWE[<TAB>category<TAB>POS pattern<TAB>compositionality<TAB>count]
@@ -67,6 +69,33 @@ def configure(p: argparse.ArgumentParser) -> None:
     c.add_argument("--lang", help="language of the idioms to take from a lidioms file holding several")
     c.add_argument("--out", "-o", default="-", help="output list lexicon (default: stdout)")
 
+    f = sub.add_parser("filters", help="learn identification filters from an annotated .cupt file",
+                       formatter_class=fmt,
+                       description="Learn the identification filters of a .cupt file (configurations seen, "
+                                   "syntactic connectivity, idiomaticity rate per entry), thresholds chosen by "
+                                   "repeated k-fold cross-validation on the file itself, and save them as JSON. "
+                                   "Saved as LEXICON-STEM.filters.json next to a lexicon extracted from the same "
+                                   "file, `mwemt annotate` uses it automatically.",
+                       epilog="examples:\n"
+                              "  mwemt lexicon extract --cupt train.cupt --out en.lex.tsv\n"
+                              "  mwemt lexicon filters --cupt train.cupt --out en.lex.filters.json\n"
+                              "  mwemt lexicon filters --cupt train.cupt --no-filter rate --max-gap 2 --out f.json")
+    f.add_argument("--cupt", required=True, metavar="FILE", help="annotated .cupt file")
+    f.add_argument("--out", "-o", required=True, help="output filter model (JSON)")
+    f.add_argument("--no-filter", action="append", default=[], metavar="NAME",
+                   help="leave a filter out (repeatable): order, gap, inflection, syntax, rate (default: all "
+                        "may be chosen)")
+    f.add_argument("--max-gap", type=int, default=None,
+                   help="fix the look-up's max_gap instead of choosing it (default: chosen among 0-4)")
+    f.add_argument("--folds", type=int, default=5, help="cross-validation folds (default: %(default)s)")
+    f.add_argument("--repeats", type=int, default=3,
+                   help="cross-validation partitions, the first by position, the others shuffled "
+                        "(default: %(default)s)")
+    f.add_argument("--seed", type=int, default=1, help="seed of the shuffled partitions (default: %(default)s)")
+    f.add_argument("--context", action="store_true",
+                   help="also learn the contextual idiomatic/literal classifier on the packaged sentence encoder "
+                        "(needs mwemt[contextual]; slow on CPU, so opt-in) (default: off)")
+
     s = sub.add_parser("stats", help="entry counts by length and category", formatter_class=fmt,
                        description="Count a lexicon's entries by length (words) and category.",
                        epilog="example:\n  mwemt lexicon stats train.lex.tsv --format list")
@@ -79,7 +108,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"extract": _extract, "convert": _convert, "stats": _stats}[args.action](args)
+    return {"extract": _extract, "convert": _convert, "stats": _stats, "filters": _filters}[args.action](args)
 
 
 def _extract(args) -> int:
@@ -132,4 +161,40 @@ def _stats(args) -> int:
     print("by category:")
     for cat, n in sorted(by_cat.items(), key=lambda kv: (-kv[1], kv[0])):
         print(f"  {cat:<20} {n:>7}")
+    return 0
+
+
+def _filters(args) -> int:
+    from mwemt.errors import MwemtError
+    from mwemt.preprocess.filters import FILTERS, learn_filters_from_cupt
+
+    unknown = set(args.no_filter) - set(FILTERS)
+    if unknown:
+        raise MwemtError(f"--no-filter {', '.join(sorted(unknown))}: choose among {', '.join(FILTERS)}")
+    if args.folds < 2 or args.repeats < 1:
+        raise MwemtError("--folds must be at least 2 and --repeats at least 1")
+    model = learn_filters_from_cupt(args.cupt, folds=args.folds, repeats=args.repeats, off=args.no_filter,
+                                    max_gap=args.max_gap, seed=args.seed, context=args.context,
+                                    progress=sys.stderr.isatty())
+    model.save(args.out)
+    cv = model.meta["cross_validation"]
+    print(f"learned from {args.cupt} ({model.meta['source']['sentences']} sentences, "
+          f"{model.meta['source']['mwes']} MWEs) in {model.meta['seconds']}s: {model.thresholds.describe()}",
+          file=sys.stderr)
+    if "chosen" in cv:
+        def fmt(c: dict) -> str:
+            return f"P {100 * c['P']:.1f} R {100 * c['R']:.1f} F {100 * c['F']:.1f}"
+
+        plain = cv["no_filters_by_max_gap"].get(str(model.thresholds.max_gap))
+        print(f"cross-validation ({cv['folds']} folds x {cv['repeats']}), MWEs seen in the other folds: "
+              f"{fmt(cv['chosen'])}" + (f"; without filters: {fmt(plain)}" if plain else ""), file=sys.stderr)
+        for name, c in cv["ablation"].items():
+            print(f"  {name:<20} {fmt(c)}", file=sys.stderr)
+        if "context" in cv:
+            chosen = cv["context"]["by_threshold"][str(model.thresholds.min_context)]
+            print(f"  contextual filter: threshold {model.thresholds.min_context:g} ({fmt(chosen)}; 0 = off)",
+                  file=sys.stderr)
+    else:
+        print(cv["skipped"], file=sys.stderr)
+    print(f"wrote {args.out}", file=sys.stderr)
     return 0

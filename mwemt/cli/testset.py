@@ -78,6 +78,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def _configure_build(b: argparse.ArgumentParser) -> None:
     from mwemt.cli.align import add_aligner_arguments
+    from mwemt.cli.annotate import add_identification_arguments
     from mwemt.formats import LEXICON_FORMATS
     from mwemt.preprocess.aligned_testset import ReferenceFilters
     from mwemt.preprocess.lemmatize import BACKENDS
@@ -96,8 +97,7 @@ def _configure_build(b: argparse.ArgumentParser) -> None:
     ann.add_argument("--tgt-lang", default="it", help="target language (default: %(default)s)")
     ann.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
                      help="lemmatizer backend (default: %(default)s)")
-    ann.add_argument("--max-gap", type=int, default=0,
-                     help="most tokens between two MWE components; 0 = contiguous only (default: 0)")
+    add_identification_arguments(ann)
     ann.add_argument("--pretokenized", action="store_true",
                      help="both sides are tokenized: split on spaces, no Moses tokenization")
     filt = b.add_argument_group("filters for unusable alignments")
@@ -116,11 +116,13 @@ def _configure_build(b: argparse.ArgumentParser) -> None:
 
 def annotator_from_args(args: argparse.Namespace):
     """The `Annotator` of `mwemt annotate`, from the same arguments."""
+    from mwemt.cli.annotate import identification_settings
     from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
 
     return build_annotator(AnnotatorConfig(lang=args.lang, lexicon=(args.lexicon,), lexicon_format=args.lexicon_format,
-                                           lemmatizer=args.lemmatizer, max_gap=args.max_gap,
-                                           pretokenized=args.pretokenized))
+                                           lemmatizer=args.lemmatizer, pretokenized=args.pretokenized,
+                                           **identification_settings(args)),
+                           log=(lambda msg: None) if getattr(args, "quiet", False) else None)
 
 
 def _read_build_pairs(args: argparse.Namespace) -> list[tuple[int, str, str]]:

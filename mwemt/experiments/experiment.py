@@ -136,7 +136,9 @@ class Pipeline:
         lexicon = {"lexicon": Path(cfg.data.lexicon)} if uses_lexicon and cfg.data.lexicon else {}
         annotate = S.AnnotateSection(src, tgt, encoding, cfg.data.lexicon_format if uses_lexicon else "auto",
                                      cfg.data.lexicon_side if uses_lexicon else "source", sections.preprocess)
-        ann = self.runner.stage("annotate", system, S.annotate_stage, config=annotate, inputs={**files, **lexicon})
+        filter_files = annotate.filter_inputs(lexicon.get("lexicon"))
+        ann = self.runner.stage("annotate", system, S.annotate_stage, config=annotate,
+                                inputs={**files, **lexicon, **filter_files})
         split_files = ("train_src", "train_tgt", "valid_src", "valid_tgt")
         sw = self.runner.stage("subword", system, S.subword_stage,
                                config=S.SubwordSection(src, tgt, cfg.seed, encoding, sections.subword),
@@ -147,7 +149,7 @@ class Pipeline:
         job = FairseqJob(sections.model, sections.train, src, tgt, len(FACTOR_NAMES[encoding]), cfg.seed)
         return S.TrainSection(job, annotate, sections.subword.iob), {
             "data": prep.output("data"), "src_model": sw.output("src_model"), "tgt_model": sw.output("tgt_model"),
-            **lexicon}
+            **lexicon, **({"filters": ann.output("filters")} if "filters" in ann.outputs else {})}
 
     def translations(self, system: str, model: CacheEntry, tests: dict[str, CacheEntry]) -> dict[str, Path]:
         """Every test source translated by the system's model: test name -> hypothesis file."""

@@ -10,7 +10,8 @@ stage's cache key (a change to one setting reruns only the stages that read it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
@@ -244,10 +245,26 @@ class AnnotateSection:
     lexicon_side: str
     preprocess: PreprocessConfig
 
-    def annotator(self, lexicon: str | Path | None) -> AnnotatorConfig:
-        files = (lexicon,) if lexicon is not None and self.encoding != "none" else ()
-        return AnnotatorConfig.of(self.preprocess, lang=self.src_lang, lexicon=files,
-                                  lexicon_format=self.lexicon_format, lexicon_side=self.lexicon_side)
+    def annotator(self, inputs: Mapping[str, str | Path]) -> AnnotatorConfig:
+        """The annotator of this section on a stage's input files: ``lexicon``, and ``filters`` /
+        ``raw_corpus`` when the identification filters come from files (`filter_inputs`)."""
+        lexicon = inputs.get("lexicon") if self.encoding != "none" else None
+        config = AnnotatorConfig.of(self.preprocess, lang=self.src_lang, lexicon=(lexicon,) if lexicon else (),
+                                    lexicon_format=self.lexicon_format, lexicon_side=self.lexicon_side)
+        if lexicon and "filters" in inputs:
+            config = replace(config, filters=str(inputs["filters"]))
+        if lexicon and "raw_corpus" in inputs:
+            config = replace(config, raw_corpus=str(inputs["raw_corpus"]))
+        return config
+
+    def filter_inputs(self, lexicon: str | Path | None) -> dict[str, Path]:
+        """The files besides the lexicon that the identification filters come from (a saved filter
+        model, a raw corpus), as stage inputs: their content is part of the cache key."""
+        from mwemt.preprocess.identification import filter_source_files
+
+        if lexicon is None or self.encoding == "none":
+            return {}
+        return filter_source_files(lexicon, self.annotator({"lexicon": lexicon}).identification)
 
 
 def annotate_stage(ctx) -> dict:
@@ -256,26 +273,31 @@ def annotate_stage(ctx) -> dict:
 
     from tqdm import tqdm
 
-    from mwemt.preprocess.annotate import annotate_pairs, build_annotator
+    from mwemt.preprocess.annotate import annotate_pairs, build_annotator, describe_filters
 
     c: AnnotateSection = ctx.config
-    annotator = build_annotator(c.annotator(ctx.inputs.get("lexicon")))
+    annotator = build_annotator(c.annotator(ctx.inputs), log=logging.getLogger(__name__).info)
     out, stats = {}, {}
     for split in SPLITS:
         src_path = ctx.inputs[f"{split}_src"]
         pairs = iter_parallel(src_path, ctx.inputs[f"{split}_tgt"], allow_empty=True)
         pairs = tqdm(pairs, desc=f"annotate {split}", unit=" lines", disable=not ctx.progress, dynamic_ncols=True)
-        done = annotate_pairs(annotator, pairs, c.encoding, c.tgt_lang)
+        done = annotate_pairs(annotator, pairs, c.encoding, c.tgt_lang, c.preprocess.confidence_buckets)
         if not done.source:
             raise InputError(f"no non-empty sentence pairs in the {split} split", src_path)
         for side, lang, lines in (("src", c.src_lang, done.source), ("tgt", c.tgt_lang, done.target)):
             out[f"{split}_{side}"] = f"text/{split}.tok.{lang}"
             write_lines(ctx.out / out[f"{split}_{side}"], lines)
         stats[split] = {"pairs": len(done.source), "dropped_empty": done.dropped_empty, "mwes": done.report.mwes,
-                        "sentences_with_mwe": done.report.sentences_with_mwe}
+                        "sentences_with_mwe": done.report.sentences_with_mwe,
+                        "removed_by_filter": dict(sorted(done.report.removed_by_filter.items()))}
         logging.getLogger(__name__).info("annotate %s: %d pairs, %d MWEs, %d empty pairs dropped", split,
                                          len(done.source), done.report.mwes, done.dropped_empty)
-    write_json(ctx.out / "annotate.json", {"annotator": annotator.signature, "counts": stats})
+    if annotator.filters is not None:   # the model the source went through, for the model directory
+        annotator.filters.save(ctx.out / "filters.json")
+        out["filters"] = "filters.json"
+    write_json(ctx.out / "annotate.json", {"annotator": annotator.signature, "counts": stats,
+                                           "filters": describe_filters(annotator.filters)})
     return out
 
 
@@ -366,9 +388,9 @@ def train_stage(ctx) -> dict:
     model_dir.mkdir(parents=True, exist_ok=True)
     summary = run_fairseq_train(c.job, i["data"], model_dir, progress=ctx.progress)
     finish_model_dir(model_dir, data_bin=i["data"], src_model=i["src_model"], tgt_model=i["tgt_model"],
-                     annotation=c.annotate.annotator(i.get("lexicon")), encoding=c.annotate.encoding,
-                     subword_iob=c.subword_iob, tgt_lang=c.job.tgt_lang, summary=summary, config=to_plain(c),
-                     seed=c.job.seed)
+                     annotation=c.annotate.annotator(i), encoding=c.annotate.encoding,
+                     confidence_buckets=c.annotate.preprocess.confidence_buckets, subword_iob=c.subword_iob,
+                     tgt_lang=c.job.tgt_lang, summary=summary, config=to_plain(c), seed=c.job.seed)
     write_json(ctx.out / "training.json", {k: v for k, v in summary.items() if k != "command"})
     return {"model": "model", "summary": "training.json"}
 

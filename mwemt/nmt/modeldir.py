@@ -8,13 +8,16 @@ Layout::
       factors.json                                         factor names
       spm.src.model spm.tgt.model (or one spm.model)       sentencepiece models
       lexicon.txt                                          the MWE lexicon the source was annotated with
+      filters.json                                         its identification filters (when any were used)
       preprocess.json                                      how raw text becomes model input
       manifest.json                                        config, versions, hashes, training summary
       train.log                                            fairseq's log
 
 ``preprocess.json`` keys: ``src_lang``, ``tgt_lang``, ``encoding`` (iob | wws | none), ``factors``,
 ``factor_names``, ``lexicon`` ({file, format, sha256} or null), ``lemmatizer``, ``max_gap``,
-``subword`` ({source, target, iob}).
+``subword`` ({source, target, iob}); ``filters`` ({file, sha256, signature} or null) and
+``confidence_buckets`` (IOB tags with confidence buckets; 0 = none), both absent in directories
+written before identification filters existed; ``max_gap`` is then the gap the filters used.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from mwemt.errors import InputError, MwemtError
 FACTOR_SUFFIX = "factor"
 PREPROCESS = "preprocess.json"
 MANIFEST = "manifest.json"
+FILTERS = "filters.json"
 CHECKPOINTS = "checkpoints"
 PREFERRED_CHECKPOINTS = ("checkpoint_best.pt", "checkpoint_last.pt")
 PREPROCESS_KEYS = ("src_lang", "tgt_lang", "encoding", "factors", "factor_names", "lexicon", "lemmatizer",

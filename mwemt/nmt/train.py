@@ -293,13 +293,16 @@ def validation_history(train: TrainConfig, train_log: Path) -> list[dict]:
 
 def finish_model_dir(model_dir: Path, *, data_bin: Path, src_model: Path, tgt_model: Path,
                      annotation: AnnotatorConfig, encoding: str, subword_iob: str, tgt_lang: str, summary: dict,
-                     config: dict, seed: int) -> None:
-    """Copy dictionaries, subword models and lexicon in; write preprocess.json and the manifest.
+                     config: dict, seed: int, confidence_buckets: int = 0) -> None:
+    """Copy dictionaries, subword models, lexicon and filter model in; write preprocess.json and the
+    manifest.
 
-    ``annotation`` is how the training source was annotated: `Translator.load` rebuilds the same
-    annotator from preprocess.json (`mwemt.nmt.modeldir.annotator_config`).
+    ``annotation`` is how the training source was annotated (its ``filters`` the saved filter model
+    the source went through, if any): `Translator.load` rebuilds the same annotator from
+    preprocess.json (`mwemt.nmt.translate.model_annotator`).
     """
     from mwemt.nmt.modeldir import factor_lang
+    from mwemt.preprocess.identification import FILTER_SOURCES, load_filter_model, resolved_max_gap
 
     src, tgt = annotation.lang, tgt_lang
     factor_names = list(FACTOR_NAMES[encoding])
@@ -322,9 +325,16 @@ def finish_model_dir(model_dir: Path, *, data_bin: Path, src_model: Path, tgt_mo
         shutil.copyfile(lex_path, model_dir / copy_name)
         lexicon = {"file": copy_name, "format": annotation.lexicon_format, "side": annotation.lexicon_side,
                    "sha256": sha256_file(lex_path), "source_path": str(lex_path)}
+    filters, model = None, None
+    if encoding != "none" and annotation.filters not in FILTER_SOURCES:
+        shutil.copyfile(annotation.filters, model_dir / modeldir.FILTERS)
+        model = load_filter_model(model_dir / modeldir.FILTERS)
+        filters = {"file": modeldir.FILTERS, "sha256": sha256_file(model_dir / modeldir.FILTERS),
+                   "signature": model.signature}
     preprocess = {"src_lang": src, "tgt_lang": tgt, "encoding": encoding, "factors": len(factor_names),
                   "factor_names": factor_names, "lexicon": lexicon, "lemmatizer": annotation.lemmatizer,
-                  "max_gap": annotation.max_gap, "pretokenized": annotation.pretokenized, "subword": sub}
+                  "max_gap": resolved_max_gap(annotation.max_gap, model), "filters": filters,
+                  "confidence_buckets": confidence_buckets, "pretokenized": annotation.pretokenized, "subword": sub}
     write_json(model_dir / modeldir.PREPROCESS, preprocess)
     files = {p.name: sha256_file(p) for p in sorted(model_dir.iterdir()) if p.is_file()
              and p.name not in (modeldir.MANIFEST, "train.log")}

@@ -120,7 +120,8 @@ class Translator:
         else:
             tokens = line.split() if input_format == "tokenized" else self.annotator.tokens(line)
             sent = self.annotator.annotate_tokens(tokens)
-            text, _ = encode_sentence(sent, self.preprocess["encoding"])
+            text, _ = encode_sentence(sent, self.preprocess["encoding"],
+                                      int(self.preprocess.get("confidence_buckets") or 0))
         if self.n_factors == 1:
             rows = [[t] for t in text.split()]
             if self.src_subword is not None:
@@ -229,7 +230,26 @@ def model_annotator(model_dir: Path, pre: dict, lexicon_path: str | Path | None 
     return build_annotator(AnnotatorConfig(
         lang=pre["src_lang"], lexicon=files, lexicon_format=(info or {}).get("format", "auto"),
         lexicon_side=(info or {}).get("side", "source"), lemmatizer=pre["lemmatizer"],
-        max_gap=int(pre.get("max_gap", 0)), pretokenized=bool(pre.get("pretokenized", False))))
+        max_gap=int(pre.get("max_gap") or 0), pretokenized=bool(pre.get("pretokenized", False)),
+        filters=saved_filters(model_dir, pre) if files else "none"))
+
+
+def saved_filters(model_dir: Path, pre: dict) -> str:
+    """The identification filter model the training source went through ("none" if it had none),
+    checked against the sha256 preprocess.json recorded."""
+    from mwemt.fileio import sha256_file
+
+    info = pre.get("filters")
+    if not info:
+        return "none"   # also directories written before identification filters existed
+    path = model_dir / info["file"]
+    if not path.is_file():
+        raise InputError("missing model file (the identification filters)", path,
+                         expected=f"the filter model with sha256 {info.get('sha256', '?')[:12]}...")
+    if info.get("sha256") and sha256_file(path) != info["sha256"]:
+        raise MwemtError(f"{path} differs from the filter model the training source was annotated with "
+                         f"(sha256 {info['sha256'][:12]}...)")
+    return str(path)
 
 
 def check_compatible(state_model: dict, task, pre: dict, ckpt: Path) -> None:

@@ -15,12 +15,15 @@ from pathlib import Path
 
 from mwemt.errors import MwemtError
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES, detect_lexicon_format, read_lexicon_entries
+from mwemt.preprocess.corpus_filters import CORPUS_FILTERS
 from mwemt.preprocess.encode import encode_iob, encode_wws
-from mwemt.preprocess.identify import identify
+from mwemt.preprocess.filters import FILTERS, JudgingModel, cupt_heads
+from mwemt.preprocess.identification import FILTER_SOURCES, IdentificationOptions, filters_for
+from mwemt.preprocess.identify import find_candidates, identify
 from mwemt.preprocess.lemmatize import BACKENDS, Lemmatizer, get_lemmatizer
 from mwemt.preprocess.lexicon import Lexicon
 from mwemt.preprocess.tokenize import tokenize
-from mwemt.records import AnnotatedSentence, LexiconEntry
+from mwemt.records import AnnotatedSentence, LexiconEntry, Mwe
 from mwemt.schema import setting
 
 ENCODINGS = ("none", "wws", "iob")
@@ -28,41 +31,74 @@ ENCODINGS = ("none", "wws", "iob")
 FACTOR_NAMES: dict[str, tuple[str, ...]] = {"none": ("word",), "wws": ("word",), "iob": ("word", "lemma", "tag")}
 
 
+IDENTIFICATION_FILTERS = FILTERS + CORPUS_FILTERS
+
+
 @dataclass(frozen=True)
 class PreprocessConfig:
-    """How source text is tokenized, lemmatized and matched against the lexicon. The model directory
-    records it, so `mwemt translate` repeats exactly this on new text."""
+    """How source text is tokenized, lemmatized and matched against the lexicon, and which
+    identification filters judge the matches (docs/identification.md). The model directory records
+    it, so `mwemt translate` repeats exactly this on new text."""
 
     lemmatizer: str = setting("simplemma", choices=BACKENDS,
                               help="lemmatizer that normalizes text and lexicon entries alike (all offline)")
-    max_gap: int = setting(0, minimum=0, help="most tokens allowed between two components of an MWE; "
-                                              "0 = contiguous MWEs only")
+    max_gap: int | None = setting(None, minimum=0, help="most tokens allowed between two components of an MWE "
+                                                        "(0 = contiguous MWEs only); null: the gap the "
+                                                        "identification filters were tuned with, else 0")
     pretokenized: bool = setting(False, help="the text is already tokenized: split on spaces only")
+    filters: str = setting("auto", path="file", literals=FILTER_SOURCES,
+                           help="identification filters: `auto` (a saved LEXICON-STEM.filters.json beside the lexicon, "
+                                "else learned from a .cupt lexicon, else estimated from `raw_corpus`, else none), "
+                                "`none`, or a saved filter model")
+    filters_off: tuple[str, ...] = setting((), choices=IDENTIFICATION_FILTERS,
+                                           help="filters turned off, e.g. [rate, syntax]")
+    filters_context: bool = setting(False, help="also learn the contextual idiomatic/literal classifier when "
+                                                "learning filters from a .cupt lexicon (opt-in: slow on CPU)")
+    raw_corpus: str | None = setting(None, path="file",
+                                     help="plain text to estimate literal readings from, for a lexicon without "
+                                          "training data (`filters: auto`)")
+    confidence_buckets: int = setting(0, minimum=0, maximum=9,
+                                      help="iob encoding: > 0 appends each MWE's identification confidence bucket "
+                                           "to its tags (B2, I2 with 3 buckets)")
 
 
 @dataclass(frozen=True)
 class AnnotatorConfig:
     """Everything that makes an `Annotator`: the language, the lexicon file(s) and how to read them,
-    and the preprocessing settings. Several lexicon files are used as one (their union)."""
+    the preprocessing settings and the identification filters (`IdentificationOptions`). Several
+    lexicon files are used as one (their union); `filters: auto` then applies to none of them."""
 
     lang: str = "en"
     lexicon: tuple[str, ...] = ()
     lexicon_format: str = "auto"
     lexicon_side: str = "source"
     lemmatizer: str = "simplemma"
-    max_gap: int = 0
+    max_gap: int | None = None
     pretokenized: bool = False
+    filters: str = "auto"
+    filters_off: tuple[str, ...] = ()
+    filters_context: bool = False
+    raw_corpus: str | None = None
 
     @classmethod
     def of(cls, preprocess: PreprocessConfig, *, lang: str, lexicon: Sequence[str | Path] = (),
            lexicon_format: str = "auto", lexicon_side: str = "source") -> AnnotatorConfig:
         return cls(lang, tuple(str(p) for p in lexicon), lexicon_format, lexicon_side, preprocess.lemmatizer,
-                   preprocess.max_gap, preprocess.pretokenized)
+                   preprocess.max_gap, preprocess.pretokenized, preprocess.filters, preprocess.filters_off,
+                   preprocess.filters_context, preprocess.raw_corpus)
+
+    @property
+    def identification(self) -> IdentificationOptions:
+        return IdentificationOptions(self.filters, tuple(self.filters_off), self.max_gap, self.raw_corpus,
+                                     self.filters_context)
 
 
-def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | None = None) -> Annotator:
+def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | None = None, *,
+                    log=None) -> Annotator:
     """The `Annotator` of ``config``, with its lexicon read from ``config.lexicon`` (or given as
-    ``entries``); no lexicon files and no entries = tokenize and lemmatize only.
+    ``entries``) and its identification filters (`mwemt.preprocess.identification.filters_for`);
+    no lexicon files and no entries = tokenize and lemmatize only. ``log`` hears which filters
+    were chosen (default: stderr).
 
     Entries of a `.cupt` lexicon are already tokens (they come from annotated sentences), so only
     entries of the other formats are tokenized like the text.
@@ -73,6 +109,7 @@ def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | N
         raise MwemtError(f"lexicon side {config.lexicon_side!r}: choose one of {', '.join(LEXICON_SIDES)}")
     lemmatizer = get_lemmatizer(config.lemmatizer, config.lang)
     lexicon = None
+    formats: set[str] = set()
     if entries is not None:
         lexicon = Lexicon(entries, lemmatizer, lang=config.lang, tokenize_entries=config.lexicon_format != "cupt")
     elif config.lexicon:
@@ -83,23 +120,46 @@ def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | N
                                                                            lang=config.lang)]
         lexicon = Lexicon(entries, lemmatizer, lang=config.lang, name="+".join(Path(p).name for p in config.lexicon),
                           tokenize_entries="cupt" not in formats)
-    return Annotator(lexicon, config.lang, lemmatizer, config.max_gap, pretokenized=config.pretokenized)
+    filters, max_gap = None, config.max_gap or 0
+    if lexicon is not None:
+        source = config.lexicon[0] if len(config.lexicon) == 1 and formats else None
+        filters, max_gap = filters_for(source, formats.pop() if source else None, config.identification,
+                                       lexicon=lexicon, lang=config.lang, lemmatizer=config.lemmatizer, log=log)
+    return Annotator(lexicon, config.lang, lemmatizer, max_gap, pretokenized=config.pretokenized, filters=filters)
 
 
 def load_lexicon(path: str | Path, fmt: str = "auto", *, lang: str = "en", lemmatizer: str = "simplemma",
                  side: str = "source") -> Lexicon:
     """The lexicon of one file exactly as `build_annotator` loads it, for callers that need no annotator."""
-    lexicon = build_annotator(AnnotatorConfig(lang, (str(path),), fmt, side, lemmatizer)).lexicon
+    lexicon = build_annotator(AnnotatorConfig(lang, (str(path),), fmt, side, lemmatizer, filters="none")).lexicon
     assert lexicon is not None
     return lexicon
 
 
+def occurrence_confidences(sent: AnnotatedSentence) -> list[tuple[Mwe, float | None]]:
+    """Each MWE occurrence identified in ``sent`` with its identification confidence.
+
+    The confidence is what the annotator's filters made of that occurrence: the entry's smoothed
+    idiomaticity rate in the annotated training data, P(idiomatic) from the contextual classifier
+    when it is on, or the literal-reading estimate of a raw corpus; in [0, 1], higher = more
+    likely an MWE. None: nothing judged it (no filters, or an entry the filters have no data on).
+    The same value the IOB encoding buckets with ``confidence_buckets``.
+    """
+    return [(m, m.confidence) for m in sent.mwes]
+
+
 class Annotator:
     """Tokenize, lemmatize and find lexicon MWEs with one fixed configuration (make one with
-    `build_annotator`)."""
+    `build_annotator`).
+
+    With ``filters`` (a model learned from annotated data or estimated from a raw corpus), look-up
+    candidates go through the filters before overlaps are resolved: the sentence's ``rejected``
+    list says which filter removed what, and every MWE kept carries the model's ``confidence``
+    (see `occurrence_confidences`).
+    """
 
     def __init__(self, lexicon: Lexicon | None, lang: str = "en", lemmatizer: str | Lemmatizer = "simplemma",
-                 max_gap: int = 0, pretokenized: bool = False):
+                 max_gap: int = 0, pretokenized: bool = False, filters: JudgingModel | None = None):
         if max_gap < 0:
             raise MwemtError(f"max_gap must be 0 or more, not {max_gap}")
         self.lexicon = lexicon
@@ -107,6 +167,7 @@ class Annotator:
         self.lemmatizer = get_lemmatizer(lemmatizer, lang) if isinstance(lemmatizer, str) else lemmatizer
         self.max_gap = max_gap
         self.pretokenized = pretokenized
+        self.filters = filters
         if lexicon is not None and lexicon.lemmatizer is None:
             lexicon.set_lemmatizer(self.lemmatizer)  # entries must be normalized like the text
 
@@ -114,11 +175,20 @@ class Annotator:
         return text.split() if self.pretokenized else tokenize(text, self.lang)
 
     def annotate_tokens(self, tokens: Sequence[str], lemmas: Sequence[str] | None = None,
-                        pos: Sequence[str] | None = None) -> AnnotatedSentence:
+                        pos: Sequence[str] | None = None, heads: Sequence[int] | None = None) -> AnnotatedSentence:
+        """One tokenized sentence; ``heads`` (0-based, root -1) let the syntax filter work."""
         tokens = list(tokens)
         lem = [x.lower() for x in lemmas] if lemmas is not None else self.lemmatizer.lemmatize(tokens, pos)
-        mwes = identify(lem, self.lexicon, self.max_gap) if self.lexicon is not None else []
-        return AnnotatedSentence(tokens, lem, mwes, list(pos) if pos is not None else None)
+        rejected: list = []
+        mwes: list = []
+        if self.lexicon is not None and self.filters is None:
+            mwes = identify(lem, self.lexicon, self.max_gap)
+        elif self.lexicon is not None:
+            candidates = find_candidates(lem, self.lexicon, self.max_gap, any_order=self.filters.any_order)
+            if candidates:
+                kept, rejected = self.filters.apply(candidates, tokens, lem, heads)
+                mwes = self.filters.resolve(kept)
+        return AnnotatedSentence(tokens, lem, mwes, list(pos) if pos is not None else None, rejected)
 
     def annotate_text(self, text: str) -> AnnotatedSentence:
         return self.annotate_tokens(self.tokens(text))
@@ -126,16 +196,20 @@ class Annotator:
     @property
     def signature(self) -> str:
         lex = f"{self.lexicon.name}@{self.lexicon.fingerprint()}" if self.lexicon is not None else "none"
-        return f"lang:{self.lang}|lemma:{self.lemmatizer.signature}|lex:{lex}|gap:{self.max_gap}"
+        sig = f"lang:{self.lang}|lemma:{self.lemmatizer.signature}|lex:{lex}|gap:{self.max_gap}"
+        return sig + (f"|{self.filters.signature}" if self.filters is not None else "")
 
 
-def encode_sentence(sent: AnnotatedSentence, encoding: str) -> tuple[str, int]:
-    """One output line in the chosen encoding, and the number of MWEs it could not encode."""
+def encode_sentence(sent: AnnotatedSentence, encoding: str, confidence_buckets: int = 0) -> tuple[str, int]:
+    """One output line in the chosen encoding, and the number of MWEs it could not encode.
+
+    ``confidence_buckets`` > 0: IOB tags carry each MWE's confidence bucket (``B2``, ``I2``).
+    """
     if encoding == "wws":
         toks, skipped = encode_wws(sent)
         return " ".join(toks), skipped
     if encoding == "iob":
-        return " ".join(encode_iob(sent)), 0
+        return " ".join(encode_iob(sent, confidence_buckets)), 0
     if encoding == "none":
         return " ".join(sent.tokens), 0
     raise MwemtError(f"unknown encoding {encoding!r}; choose one of {', '.join(ENCODINGS)}")
@@ -155,9 +229,12 @@ class AnnotationReport:
     by_length: Counter = field(default_factory=Counter)
     by_entry: Counter = field(default_factory=Counter)
     by_category: Counter = field(default_factory=Counter)
+    removed_by_filter: Counter = field(default_factory=Counter)
 
     def add(self, sent: AnnotatedSentence, unencoded: int = 0) -> None:
         self.sentences += 1
+        for _, reason in sent.rejected:
+            self.removed_by_filter[reason] += 1
         self.tokens += len(sent.tokens)
         if sent.mwes:
             self.sentences_with_mwe += 1
@@ -179,8 +256,10 @@ class AnnotationReport:
         self.by_length.update(other.by_length)
         self.by_entry.update(other.by_entry)
         self.by_category.update(other.by_category)
+        self.removed_by_filter.update(other.removed_by_filter)
 
-    def to_dict(self, lexicon_size: int | None = None, top: int = 50) -> dict:
+    def to_dict(self, lexicon_size: int | None = None, top: int = 50, filters: dict | None = None) -> dict:
+        """The report; ``filters`` describes the identification filters (see `describe_filters`)."""
         d = {
             "sentences": self.sentences,
             "tokens": self.tokens,
@@ -196,11 +275,26 @@ class AnnotationReport:
                 "distinct_entries_seen": len(self.by_entry),
             },
             "top_entries": dict(self.by_entry.most_common(top)),
+            "filters": {**(filters or describe_filters(None)),
+                        "removed": {name: self.removed_by_filter.get(name, 0)
+                                    for name in sorted(set(self.removed_by_filter) | set((filters or {}).get("active", ())))},
+                        "candidates_removed": sum(self.removed_by_filter.values())},
         }
         if lexicon_size:
             d["coverage"]["lexicon_entries"] = lexicon_size
             d["coverage"]["lexicon_ratio"] = round(len(self.by_entry) / lexicon_size, 4)
         return d
+
+
+NO_FILTERS_NOTE = ("no identification filters: every lexicon match is kept (the lexicon has no training "
+                   "data and no raw corpus was given, or filters were turned off)")
+
+
+def describe_filters(model) -> dict:
+    """What the annotate report says about the filters in use (``model`` None: none)."""
+    if model is None:
+        return {"active": [], "note": NO_FILTERS_NOTE}
+    return model.describe()
 
 
 @dataclass
@@ -214,7 +308,7 @@ class AnnotatedPairs:
 
 
 def annotate_pairs(annotator: Annotator, pairs: Iterable[tuple[str, str]], encoding: str,
-                   tgt_lang: str) -> AnnotatedPairs:
+                   tgt_lang: str, confidence_buckets: int = 0) -> AnnotatedPairs:
     """Encode each source with its MWE annotation and tokenize each target like the source.
 
     A pair with a side that has no token is dropped (and counted), so both sides stay aligned.
@@ -226,7 +320,7 @@ def annotate_pairs(annotator: Annotator, pairs: Iterable[tuple[str, str]], encod
         if not sent.tokens or not tgt_tokens:
             out.dropped_empty += 1
             continue
-        line, skipped = encode_sentence(sent, encoding)
+        line, skipped = encode_sentence(sent, encoding, confidence_buckets)
         out.report.add(sent, skipped)
         out.source.append(line)
         out.target.append(" ".join(tgt_tokens))
@@ -237,21 +331,22 @@ def annotate_cupt(annotator: Annotator, sentences: Iterable, *, relemmatize: boo
     """(sentence, `AnnotatedSentence`) for each `CuptSentence`, annotated on its own words.
 
     The LEMMA column is used (the form where it is ``_``) unless ``relemmatize``, in which case the
-    annotator's lemmatizer reads the forms; UPOS is passed on when every word has one.
+    annotator's lemmatizer reads the forms; UPOS is passed on when every word has one, and the
+    HEAD column (for the syntax filter) when every word has one.
     """
     for cs in sentences:
         words = cs.words
         forms = [w.form for w in words]
         pos = [w.upos for w in words] if all(w.upos not in ("_", "") for w in words) else None
         lemmas = None if relemmatize else [w.lemma if w.lemma != "_" else w.form for w in words]
-        yield cs, annotator.annotate_tokens(forms, lemmas, pos)
+        yield cs, annotator.annotate_tokens(forms, lemmas, pos, cupt_heads(words))
 
 
 def annotate_lines(annotator: Annotator, lines: Iterable[str], encoding: str,
-                   report: AnnotationReport | None = None) -> Iterator[str]:
+                   report: AnnotationReport | None = None, confidence_buckets: int = 0) -> Iterator[str]:
     for line in lines:
         sent = annotator.annotate_text(line)
-        out, skipped = encode_sentence(sent, encoding)
+        out, skipped = encode_sentence(sent, encoding, confidence_buckets)
         if report is not None:
             report.add(sent, skipped)
         yield out
@@ -261,11 +356,11 @@ def annotate_lines(annotator: Annotator, lines: Iterable[str], encoding: str,
 _WORKER: Annotator | None = None
 
 
-def _annotate_chunk(args: tuple[list[str], str]) -> tuple[list[str], AnnotationReport]:
-    lines, encoding = args
+def _annotate_chunk(args: tuple[list[str], str, int]) -> tuple[list[str], AnnotationReport]:
+    lines, encoding, buckets = args
     report = AnnotationReport()
     assert _WORKER is not None
-    out = list(annotate_lines(_WORKER, lines, encoding, report))
+    out = list(annotate_lines(_WORKER, lines, encoding, report, buckets))
     return out, report
 
 
@@ -281,14 +376,14 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
 
 
 def annotate_stream(annotator: Annotator, lines: Iterable[str], encoding: str, report: AnnotationReport,
-                    workers: int = 1, chunk_size: int = 512) -> Iterator[str]:
+                    workers: int = 1, chunk_size: int = 512, confidence_buckets: int = 0) -> Iterator[str]:
     """Annotate a stream of lines in order, on ``workers`` processes; memory stays bounded.
 
     Workers are forked with the compiled lexicon already in memory, so nothing is rebuilt per
     process; chunks come back in input order.
     """
     if workers <= 1:
-        yield from annotate_lines(annotator, lines, encoding, report)
+        yield from annotate_lines(annotator, lines, encoding, report, confidence_buckets)
         return
     import multiprocessing as mp
     from collections import deque
@@ -300,7 +395,7 @@ def annotate_stream(annotator: Annotator, lines: Iterable[str], encoding: str, r
     with ctx.Pool(workers) as pool:
         pending: deque = deque()
         for chunk in chunks:  # keep a bounded number of chunks in flight: memory stays flat
-            pending.append(pool.apply_async(_annotate_chunk, ((chunk, encoding),)))
+            pending.append(pool.apply_async(_annotate_chunk, ((chunk, encoding, confidence_buckets),)))
             if len(pending) >= 2 * workers:
                 out, rep = pending.popleft().get()
                 report.merge(rep)

@@ -8,6 +8,8 @@ Two encodings:
   first MWE token is ``B``, later ones ``I``, gap tokens and others ``O``. A gap token that is
   itself part of another MWE (interleaved MWEs share no token, so identification keeps both)
   carries that MWE's lemma factor and tag; the lemma factor says which MWE an ``I`` continues.
+  Optionally (``buckets`` > 0) the tag carries the MWE's identification confidence, bucketed:
+  ``B2``/``I2`` for the third of three buckets; an MWE without a confidence keeps plain ``B``/``I``.
 
 To make both encodings exactly invertible, ``&``, ``|`` and ``_`` inside a token are escaped
 (``&amp;``, ``&#124;``, ``&#95;``), so a literal underscore is never mistaken for a join and a
@@ -72,15 +74,28 @@ def decode_wws(tokens: Sequence[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------- IOB factors
-def iob_tags(n_tokens: int, mwes: Sequence[Mwe]) -> list[tuple[str, str | None]]:
-    """Per token: (tag, MWE joined lemma or None)."""
+def confidence_bucket(confidence: float | None, buckets: int) -> str:
+    """The tag suffix of a confidence: ``""`` (no buckets, or unknown), else ``0`` .. ``buckets-1``."""
+    if buckets <= 0 or confidence is None:
+        return ""
+    return str(min(max(int(confidence * buckets), 0), buckets - 1))
+
+
+def tag_base(tag: str) -> str:
+    """``B``, ``I`` or ``O`` without a confidence bucket (``B2`` -> ``B``)."""
+    return tag[0] if len(tag) > 1 and tag[0] in "BI" and tag[1:].isdigit() else tag
+
+
+def iob_tags(n_tokens: int, mwes: Sequence[Mwe], buckets: int = 0) -> list[tuple[str, str | None]]:
+    """Per token: (tag, MWE joined lemma or None); ``buckets`` > 0 appends the confidence bucket."""
     tags: list[tuple[str, str | None]] = [("O", None)] * n_tokens
     for m in mwes:
         joined = escape_lemma(m.lemma)
+        bucket = confidence_bucket(m.confidence, buckets)
         for k, i in enumerate(m.indices):
             if tags[i][0] != "O":
                 raise ValueError(f"token {i} belongs to two MWEs; resolve overlaps first")
-            tags[i] = ("B" if k == 0 else "I", joined)
+            tags[i] = (("B" if k == 0 else "I") + bucket, joined)
     return tags
 
 
@@ -89,9 +104,9 @@ def escape_lemma(lemma: str) -> str:
     return JOIN.join(escape(w) for w in lemma.split())
 
 
-def encode_iob(sent: AnnotatedSentence) -> list[str]:
-    """``surface|lemma|tag`` for every token."""
-    tags = iob_tags(len(sent.tokens), sent.mwes)
+def encode_iob(sent: AnnotatedSentence, buckets: int = 0) -> list[str]:
+    """``surface|lemma|tag`` for every token (tags with confidence buckets if ``buckets`` > 0)."""
+    tags = iob_tags(len(sent.tokens), sent.mwes, buckets)
     out = []
     for tok, lem, (tag, mwe_lemma) in zip(sent.tokens, sent.lemmas, tags):
         out.append(FACTOR_SEP.join((escape(tok), mwe_lemma if mwe_lemma is not None else escape(lem), tag)))
@@ -112,6 +127,7 @@ def decode_iob(factored: Sequence[str]) -> tuple[list[str], list[Mwe]]:
         if len(parts) != 3:
             raise ValueError(f"token {i + 1} {item!r} has {len(parts)} factors, expected 3 (surface|lemma|tag)")
         surface, lemma, tag = parts
+        tag = tag_base(tag)
         tokens.append(unescape(surface))
         if tag == "B":
             if lemma in open_:
@@ -133,6 +149,7 @@ def check_iob(tags: Sequence[str], lemma_factors: Sequence[str]) -> None:
     """Raise ValueError unless every I continues an MWE (same lemma factor) begun by a B."""
     open_: set[str] = set()
     for i, (tag, lem) in enumerate(zip(tags, lemma_factors)):
+        tag = tag_base(tag)
         if tag == "B":
             open_.add(lem)
         elif tag == "I" and lem not in open_:

@@ -52,10 +52,14 @@ def _walk(lemmas: Sequence[str], start: int, node: dict, max_gap: int, out: list
     visit(node)
 
 
-def find_candidates(lemmas: Sequence[str], lexicon: Lexicon, max_gap: int = 0) -> list[Mwe]:
-    """Every lexicon match at every start position, before overlap resolution."""
+def find_candidates(lemmas: Sequence[str], lexicon: Lexicon, max_gap: int = 0, *,
+                    any_order: bool = False) -> list[Mwe]:
+    """Every lexicon match at every start position, before overlap resolution.
+
+    ``any_order`` also matches the other word orders of each entry (`Lexicon.any_order_trie`).
+    """
     out: list[Mwe] = []
-    trie = lexicon.trie
+    trie = lexicon.any_order_trie if any_order else lexicon.trie
     for i, lem in enumerate(lemmas):
         node = trie.get(lem)
         if node is not None:
@@ -63,9 +67,16 @@ def find_candidates(lemmas: Sequence[str], lexicon: Lexicon, max_gap: int = 0) -
     return out
 
 
-def resolve_overlaps(candidates: Sequence[Mwe]) -> list[Mwe]:
-    """Keep a non-overlapping subset: longest first, then tighter, then leftmost; sorted by position."""
-    order = sorted(candidates, key=lambda m: (-m.length, m.span[1] - m.span[0], m.span[0], m.lemma))
+def resolve_overlaps(candidates: Sequence[Mwe], by_confidence: bool = False) -> list[Mwe]:
+    """Keep a non-overlapping subset: longest first, then tighter, then leftmost; sorted by position.
+
+    ``by_confidence``: the most confident candidate first (confidence None counts as 0), then as above.
+    """
+    if by_confidence:
+        order = sorted(candidates, key=lambda m: (-(m.confidence or 0.0), -m.length, m.span[1] - m.span[0],
+                                                  m.span[0], m.lemma))
+    else:
+        order = sorted(candidates, key=lambda m: (-m.length, m.span[1] - m.span[0], m.span[0], m.lemma))
     taken: set[int] = set()
     kept: list[Mwe] = []
     for m in order:

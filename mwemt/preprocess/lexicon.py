@@ -37,6 +37,7 @@ class Lexicon:
 
     def _build(self, entries: Iterable[LexiconEntry]) -> None:
         self.entries, self.by_key, self.normalized, self.trie = [], {}, {}, {}
+        self._any_order_trie: dict | None = None
         self.index = defaultdict(list)
         for e in entries:
             self.add(e)
@@ -77,12 +78,39 @@ class Lexicon:
             return  # matching needs two tokens; a duplicate normal form matches as the first entry
         self.normalized[norm] = entry
         self.index[norm[0]].append((norm, entry))
-        node = self.trie
-        for lem in norm:
-            node = node.setdefault(lem, {})
-        node[END] = entry
+        _insert(self.trie, norm, entry)
+        self._any_order_trie = None
+
+    @property
+    def any_order_trie(self) -> dict:
+        """The trie plus every other word order of each entry of 2-4 words (built on first use).
+
+        A reordering that is not itself an entry ends in a derived entry whose lemmas are the
+        entry's in that order (``alleare si`` from ``si alleare``), so a match says which order it
+        found; `mwemt.preprocess.filters` decides whether an order never annotated is kept.
+        """
+        if self._any_order_trie is None:
+            import itertools
+
+            trie: dict = {}
+            for norm, entry in self.normalized.items():
+                _insert(trie, norm, entry)
+            for norm, entry in list(self.normalized.items()):
+                if not 2 <= len(norm) <= 4 or len(norm) != len(entry.lemmas):
+                    continue
+                for perm in itertools.permutations(range(len(norm))):
+                    other = tuple(norm[i] for i in perm)
+                    if other in self.normalized:
+                        continue  # the identity, or an order that is an entry of its own
+                    node = _insert(trie, other, None)
+                    if END not in node:
+                        node[END] = LexiconEntry(tuple(entry.lemmas[i] for i in perm), entry.category,
+                                                 tuple(entry.pos[i] for i in perm) if entry.pos else None)
+            self._any_order_trie = trie
+        return self._any_order_trie
 
     def _replace(self, old: LexiconEntry, new: LexiconEntry) -> None:
+        self._any_order_trie = None
         self.entries[self.entries.index(old)] = new
         self.by_key[new.key] = new
         for norm, e in list(self.normalized.items()):
@@ -111,3 +139,13 @@ class Lexicon:
         for e in sorted(self.entries, key=lambda e: e.key):
             h.update(e.key.encode("utf-8") + b"\t" + e.category.encode("utf-8") + b"\n")
         return h.hexdigest()[:12]
+
+
+def _insert(trie: dict, lemmas: Sequence[str], entry: LexiconEntry | None) -> dict:
+    """Walk (creating) the path of ``lemmas``; mark it with ``entry`` if given; the final node."""
+    node = trie
+    for lem in lemmas:
+        node = node.setdefault(lem, {})
+    if entry is not None:
+        node[END] = entry
+    return node

@@ -27,7 +27,7 @@ from pathlib import Path
 from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import atomic_write, count_lines, iter_lines
 from mwemt.formats import format_factored, parse_factored
-from mwemt.preprocess.encode import escape
+from mwemt.preprocess.encode import escape, tag_base
 from mwemt.sampling import sample_stream
 from mwemt.schema import setting
 
@@ -118,15 +118,16 @@ def project_factors(rows: Sequence[Sequence[str]], words: Sequence[Sequence[str]
     for k, (row, pieces) in enumerate(zip(rows, words), 1):
         if len(row) != n:
             raise ValueError(f"token {k} has {len(row)} factors, token 1 has {n}")
-        if tag is not None and row[tag] not in ("B", "I", "O"):
-            raise ValueError(f"token {k} has tag {row[tag]!r} in factor {tag + 1}; iob mode bio needs B, I or O")
+        if tag is not None and tag_base(row[tag]) not in ("B", "I", "O"):
+            raise ValueError(f"token {k} has tag {row[tag]!r} in factor {tag + 1}; iob mode bio needs B, I or O "
+                             "(optionally with a confidence bucket: B2, I2)")
         if len(pieces) == 1:
             append([pieces[0], *row[1:]])
             continue
         rest = list(row[1:])
         append([pieces[0], *rest])
-        if tag is not None and row[tag] == "B":
-            rest[tag - 1] = "I"
+        if tag is not None and tag_base(row[tag]) == "B":
+            rest[tag - 1] = "I" + row[tag][1:]
         for piece in pieces[1:]:
             append([piece, *rest])
     return out
