@@ -151,3 +151,15 @@ def test_score_mwe_compat_mode(ev, tmp_path, capsys):
     assert code == 2 and "--mwe-compat zaninello2020 reproduces" in capsys.readouterr().err
     code = main(["score", *base, "--mwe-match", "synonyms"])
     assert code == 2 and "--mwe-wordnet" in capsys.readouterr().err
+
+
+def test_score_mwe_extra_text_for_the_aligner_is_in_the_signature(ev, tmp_path, capsys):
+    src, tgt = tmp_path / "extra.en", tmp_path / "extra.it"
+    src.write_text("I woke up .\nHe took care of it .\nI phoned him .\n", encoding="utf-8")
+    tgt.write_text("Mi sono svegliato .\nSe ne è preso cura .\nGli ho telefonato .\n", encoding="utf-8")
+    base = ["--hyp", str(ev / "hyp_a.it"), "--testset", str(ev / "testset.jsonl"), "--metrics", "mwe", "--lang", "it",
+            "--cache", str(tmp_path / "cache")]
+    res = _mwe_json([*base, "--extra", str(src), str(tgt), "--mwe-window", "0"], tmp_path, capsys)
+    assert "extra=extra.it:3|match:" in res["signature"]  # no ",win" with --mwe-window 0
+    code = main(["score", *base, "--align", "none", "--extra", str(src), str(tgt)])
+    assert code == 2 and "need --align eflomal" in capsys.readouterr().err
