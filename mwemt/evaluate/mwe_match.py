@@ -65,22 +65,35 @@ class MweMatching:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], not {getattr(self, name)}")
 
+    def active(self) -> list[tuple[str, float | None]]:
+        """The options that are on, as (spec name, value or None), in spec order."""
+        out: list[tuple[str, float | None]] = []
+        if self.lemma:
+            out.append(("lemma", self.lemma_charge))
+        if self.synonyms:
+            out.append(("synonyms", self.synonym_charge))
+        if self.elision:
+            out.append(("elision", None))
+        if self.function_weight != 1.0:
+            out.append(("fw", self.function_weight))
+        if self.near_miss:
+            out.append(("near-miss", self.near_miss))
+        if self.order:
+            out.append(("order", self.order))
+        return out
+
     def signature_fields(self, lang: str, wordnet_name: str | None) -> dict[str, object]:
         """``match``: the switches on, e.g. ``char+lemma0.5+elision``; ``fw``: the function-word weight."""
+        short = {"lemma": "lemma", "synonyms": "syn", "near-miss": "near", "order": "order"}
         parts = ["char"]
-        if self.lemma:
-            parts.append(f"lemma{self.lemma_charge:g}")
-        if self.synonyms:
-            parts.append(f"syn{self.synonym_charge:g}[{wordnet_name or 'none'}]")
-        if self.elision:
-            parts.append("elision")
-        if self.near_miss:
-            parts.append(f"near{self.near_miss:g}")
-        if self.order:
-            parts.append(f"order{self.order:g}")
-        fields: dict[str, object] = {"match": "+".join(parts)}
-        fields["fw"] = f"{self.function_weight:g}" + ("" if self.function_weight == 1.0 else f"[{lang}]")
-        return fields
+        for name, value in self.active():
+            if name == "elision":
+                parts.append(name)
+            elif name in short:
+                suffix = f"[{wordnet_name or 'none'}]" if name == "synonyms" else ""
+                parts.append(f"{short[name]}{value:g}{suffix}")
+        fw = f"{self.function_weight:g}" + ("" if self.function_weight == 1.0 else f"[{lang}]")
+        return {"match": "+".join(parts), "fw": fw}
 
 
 # name in a matching spec -> (MweMatching field that switches it on, field of its value, value when none is given)
@@ -122,20 +135,7 @@ def parse_matching(text: str) -> MweMatching:
 
 def format_matching(m: MweMatching) -> str:
     """The spec `parse_matching` reads back."""
-    parts = []
-    if m.lemma:
-        parts.append(f"lemma={m.lemma_charge:g}")
-    if m.synonyms:
-        parts.append(f"synonyms={m.synonym_charge:g}")
-    if m.elision:
-        parts.append("elision")
-    if m.function_weight != 1.0:
-        parts.append(f"fw={m.function_weight:g}")
-    if m.near_miss:
-        parts.append(f"near-miss={m.near_miss:g}")
-    if m.order:
-        parts.append(f"order={m.order:g}")
-    return ",".join(parts) or "char"
+    return ",".join(name if value is None else f"{name}={value:g}" for name, value in m.active()) or "char"
 
 
 def strip_elision(word: str) -> str | None:
