@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import replace
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

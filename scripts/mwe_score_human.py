@@ -43,8 +43,14 @@ from scipy import stats as sps
 from mwemt.evaluate.bootstrap import resample_indices
 from mwemt.evaluate.meta_eval import percentile_ci
 from mwemt.evaluate.mwe_match import MweMatching, format_matching
-from mwemt.evaluate.mwe_score import (DEFAULT_ALIGN_CONFIG, DEFAULT_MATCHING, DEFAULT_PRECISION, DEFAULT_WINDOW,
-                                      MweAlignSettings, MweScore)
+from mwemt.evaluate.mwe_score import (
+    DEFAULT_ALIGN_CONFIG,
+    DEFAULT_MATCHING,
+    DEFAULT_PRECISION,
+    DEFAULT_WINDOW,
+    MweAlignSettings,
+    MweScore,
+)
 from mwemt.evaluate.similarity import omw_wordnet
 from mwemt.fileio import write_lines, write_text
 from mwemt.preprocess.align import AlignConfig, read_extra
