@@ -102,7 +102,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 INPUT_OPTIONS = {"ref": "--ref, or --testset with references", "testset": "--testset"}
 
 
-def _systems(specs: list[str]) -> list[tuple[str, str]]:
+def parse_systems(specs: list[str]) -> list[tuple[str, str]]:
     """(name, path) per --hyp: NAME=PATH, else the file name (the whole path if two share a name)."""
     out = []
     for spec in specs:
@@ -262,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.verbose:
         logging.getLogger("sacrebleu").setLevel(logging.WARNING)
     alignments = args.align if align_mode(args) == "files" else None
-    inputs = load_score_inputs(_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=alignments,
+    inputs = load_score_inputs(parse_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=alignments,
                                lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang)
     result = _score(args, inputs, metrics)
     _report_mwe_notes(result)

@@ -258,8 +258,13 @@ class MweScore(RatioMetric):
 
             wordnet = omw_wordnet(str(options.mwe_wordnet))
         precision = options.mwe_precision if options.mwe_precision is not None else DEFAULT_PRECISION
+        align = options.mwe_align
+        if align == "eflomal":  # front ends share the alignment cache: reruns read the same links
+            from mwemt.preprocess.align import default_cache_dir
+
+            align = MweAlignSettings(cache_dir=default_cache_dir())
         return cls(options.lang, case_sensitive=options.mwe_case_sensitive, average=options.mwe_average,
-                   pretokenized=options.mwe_pretokenized, align=options.mwe_align, matching=matching,
+                   pretokenized=options.mwe_pretokenized, align=align, matching=matching,
                    precision=precision, wordnet=wordnet, compat=options.mwe_compat)
 
     # -- tokenization
@@ -346,7 +351,11 @@ class MweScore(RatioMetric):
 
         ``alignments`` (source -> hypothesis token links per sentence) are used as given; without
         them and with ``align`` mode ``eflomal``, the hypotheses are aligned to ``sources`` (the
-        test set's source sentences, tokens split on spaces, which the MWE indices count)."""
+        test set's source sentences, tokens split on spaces, which the MWE indices count).
+        ``info["mwe_scores"]`` keeps the score (0-1) of every MWE, sentence by sentence in test-set
+        order (NaN for a reference without words, and in the compatibility mode for an MWE the
+        published scorer makes NaN), so per-MWE analyses (`mwemt compare`) read them from the one
+        extraction instead of scoring again."""
         if len(hyps) != len(refs):
             raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} test-set sentences")
         if alignments is not None and len(alignments) != len(hyps):

@@ -54,7 +54,8 @@ class MetricOptions:
     mwe_case_sensitive: bool = False
     mwe_average: str = "sentence"  # one of mwemt.evaluate.mwe_score.AVERAGES
     mwe_pretokenized: bool = False
-    mwe_align: object = "eflomal"  # "eflomal", "none" or a mwemt.evaluate.mwe_score.MweAlignSettings
+    # "eflomal" (through the shared alignment cache), "none" or a mwemt.evaluate.mwe_score.MweAlignSettings
+    mwe_align: object = "eflomal"
     mwe_matching: object = None  # a mwemt.evaluate.mwe_match.MweMatching; None = the MWE score's default
     mwe_precision: float | None = None  # None = the MWE score's default
     mwe_wordnet: str | None = None  # OMW .tab wordnet of the target language, for synonym matching
