@@ -57,7 +57,7 @@ from mwemt.evaluate.mwe_compat import COMPAT_MODES, compat_sentence
 from mwemt.evaluate.mwe_match import MweMatching, WordMatcher
 from mwemt.evaluate.registry import MetricOptions, register_metric
 from mwemt.fileio import iter_lines
-from mwemt.preprocess.align import AlignConfig
+from mwemt.preprocess.align import SYMMETRIZATIONS, AlignConfig, eflomal_version
 from mwemt.preprocess.tokenize import split_apostrophes, tokenize
 from mwemt.records import TestMwe
 
@@ -112,6 +112,8 @@ class MweAlignSettings:
             raise MwemtError(f"MWE alignment mode must be one of {', '.join(ALIGN_MODES)}, not {self.mode!r}")
         if self.window < 0:
             raise MwemtError(f"MWE alignment window must be 0 or more, not {self.window}")
+        if self.symmetrization not in SYMMETRIZATIONS:
+            raise MwemtError(f"unknown symmetrization {self.symmetrization!r}; choose one of {', '.join(SYMMETRIZATIONS)}")
 
     @property
     def n_extra(self) -> int:
@@ -119,8 +121,6 @@ class MweAlignSettings:
 
     def describe(self) -> str:
         """The signature value of an alignment this mode computes."""
-        from mwemt.preprocess.align import eflomal_version
-
         c = self.config or DEFAULT_ALIGN_CONFIG
         sym = {"grow-diag-final-and": "gdfa"}.get(self.symmetrization, self.symmetrization)
         extra = f"{self.extra_name or 'text'}:{self.n_extra}" if self.extra is not None else "0"
