@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 
 from mwemt.errors import MwemtError
@@ -33,6 +34,8 @@ examples:
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align none        # whole sentence
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --mwe-compat zaninello2020 --width 3
       # the published scorer's rules (Zaninello & Birch 2020): compare with the paper's figures x 100
+  mwemt score --hyp A=wmt/hyp/A.txt --ref wmt/reference.txt --ids wmt/ids.txt --metrics chrf \\
+      --sentence-scores wmt/seg/  # the ids of the MQM file (meta-eval extract), so meta-eval joins them
 
 MWE score matching (--mwe-match SPEC: "char", or comma-separated NAME[=VALUE]; docs/evaluate.md):
   near-miss=C  an inexact match costs at least C      order=W     word-order penalty weight W
@@ -85,12 +88,18 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compositionality", help="TESLA: mwe<TAB>score TSV of target-language MWE compositionality")
     p.add_argument("--tesla-lexicon", help="TESLA: target-language MWE lexicon (any `mwemt annotate` format; "
                                            "the target side of bilingual ones)")
+    p.add_argument("--tesla-default", metavar="WEIGHT|median",
+                   help="tesla-comp: weight of reference MWEs without a prediction, in [0, 1] or 'median' of the "
+                        "predictions (default: median, measured in docs/tesla.md; 0.5 with a lexicon column only)")
     p.add_argument("--no-wordnet", action="store_true", help="TESLA: do not use WordNet even for English")
     p.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling against the first system")
     p.add_argument("--bs-samples", type=int, default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED,
                    help="bootstrap seed (default: %(default)s, as sacrebleu)")
     p.add_argument("--json", action="store_true", help="write JSON (scores, signatures, provenance)")
+    p.add_argument("--ids", metavar="PATH",
+                   help="segment ids, one per line (e.g. ids.txt of 'meta-eval extract'), written with "
+                        "--sentence-scores (default: the test set's ids, else line numbers 1..N)")
     p.add_argument("--sentence-scores", metavar="DIR",
                    help="also write DIR/<metric>.seg.tsv with system<TAB>seg_id<TAB>score lines "
                         "(and add sentence scores to --json output)")
@@ -195,8 +204,20 @@ def _metric_options(args: argparse.Namespace, metrics: list[str] = ()):
     return MetricOptions(lang=args.lang, lowercase=args.lowercase, mwe_case_sensitive=args.mwe_case_sensitive,
                          mwe_average=args.mwe_average, mwe_pretokenized=args.hyp_tokenized,
                          mwe_align=_align_settings(args, list(metrics)), mwe_matching=_matching(args),
-                         mwe_precision=args.mwe_precision, mwe_wordnet=args.mwe_wordnet,
-                         mwe_compat=args.mwe_compat, tesla_wordnet=not args.no_wordnet)
+                         mwe_precision=args.mwe_precision, mwe_wordnet=args.mwe_wordnet, mwe_compat=args.mwe_compat,
+                         tesla_wordnet=not args.no_wordnet, tesla_default=_tesla_default(args.tesla_default))
+
+
+def _tesla_default(value: str | None) -> float | str | None:
+    if value is None or value == "median":
+        return value
+    try:
+        weight = float(value)
+    except ValueError:
+        raise MwemtError(f"--tesla-default {value!r}: expected a weight in [0, 1] or 'median'") from None
+    if not 0.0 <= weight <= 1.0:
+        raise MwemtError(f"--tesla-default {value}: expected a weight in [0, 1] or 'median'")
+    return weight
 
 
 def _score(args: argparse.Namespace, inputs, metrics: list[str]):
@@ -263,10 +284,14 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger("sacrebleu").setLevel(logging.WARNING)
     alignments = args.align if align_mode(args) == "files" else None
     inputs = load_score_inputs(parse_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=alignments,
-                               lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang)
+                               lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang,
+                               ids=args.ids)
     result = _score(args, inputs, metrics)
     _report_mwe_notes(result)
     if args.sentence_scores:
         _write_sentence_scores(result, args.sentence_scores)
+        if inputs.ids_from == "line numbers":
+            print(f"mwemt score: note: segment ids in {args.sentence_scores} are line numbers 1..{inputs.n_sentences}; "
+                  "give --ids (or --testset) for the ids of human judgments", file=sys.stderr)
     _write_output(args, result, inputs)
     return 0

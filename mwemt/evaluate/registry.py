@@ -61,6 +61,7 @@ class MetricOptions:
     mwe_wordnet: str | None = None  # OMW .tab wordnet of the target language, for synonym matching
     mwe_compat: str | None = None  # "zaninello2020": the published scorer's rules
     tesla_wordnet: bool = True
+    tesla_default: float | str | None = None  # tesla-comp's weight of MWEs without a prediction (None: its default)
 
 
 def register_metric(*names: str) -> Callable[[M], M]:
