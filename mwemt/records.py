@@ -104,7 +104,11 @@ class TestMwe:
     key, e.g. "have get"), ``surface`` the tokens as written, and ``name`` the display name: the
     lexicon's form of the MWE ("have got"), never a lemma artifact. ``reference_indices`` are the
     reference tokens (``reference.split()``) the MWE translation was taken from, when it was derived
-    by word alignment. New fields are added with defaults, so older test-set files stay readable.
+    by word alignment. ``confidence`` (0-1) is how sure identification is that this occurrence is
+    idiomatic, ``compositionality`` (0-1, 1 = compositional) the MWE type's predicted
+    compositionality, and ``part`` the test part it belongs to ("idiomatic" or "literal", see
+    `mwemt.preprocess.testset_select`); None / "" = unknown. New fields are added with defaults, so
+    older test-set files stay readable.
     """
 
     __test__ = False  # not a pytest class
@@ -116,6 +120,9 @@ class TestMwe:
     surface: str = ""
     name: str = ""
     reference_indices: tuple[int, ...] = ()
+    confidence: float | None = None
+    compositionality: float | None = None
+    part: str = ""
 
     @property
     def display_name(self) -> str:

@@ -95,7 +95,8 @@ def toy_files(toy_corpus, tmp_path):
 def test_testset_build_cli_into_score(toy_files, capsys):
     f = toy_files
     out, rep = f["dir"] / "test.jsonl", f["dir"] / "rep.json"
-    common = ["--lexicon", f["lex"], "--extra", f["xs"], f["xt"], "--samplers", "1", "--cache", str(f["dir"] / "c")]
+    common = ["--lexicon", f["lex"], "--extra", f["xs"], f["xt"], "--samplers", "1", "--cache", str(f["dir"] / "c"),
+              "--max-per-type", "0"]
     assert main(["testset", "build", "--src", f["src"], "--tgt", f["tgt"], "-o", str(out), "--report", str(rep),
                  *common]) == 0
     items = read_testset(out)

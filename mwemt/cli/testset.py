@@ -16,6 +16,9 @@ examples:
       --lexicon oewn_english_mwe_lemmas.tsv --extra data/tatoeba/train.en data/tatoeba/train.it \\
       --extra-max 50000 -o tatoeba.mwe.jsonl --report tatoeba.mwe.report.json
   mwemt testset build --tsv pairs.tsv --lexicon lex.txt --max-gap 2 --extra-tsv big.tsv -o test.jsonl
+  mwemt testset build --src pool.en --tgt pool.it --lexicon oewn_english_mwe_lemmas.tsv \\
+      --training-source data/tatoeba/train.en --max-per-type 3 --select 1200 --seed 1 \\
+      --compositionality oewn.comp.tsv -o tatoeba.mwe.jsonl --readme tatoeba.mwe.README.md
   mwemt score --hyp system.it --testset tatoeba.mwe.jsonl --metrics mwe --lang it
 
 Source MWEs come from the same annotator as `mwemt annotate` (same --lexicon, --lexicon-format,
@@ -28,7 +31,15 @@ unaligned (no word linked), span_too_long (first to last word spans more than
 Each item: id = the input line number, source and reference = Moses tokens joined by spaces
 (MWE indices point into source.split(), reference_indices into reference.split()), mwes with
 name (lexicon form), lemma, surface, category and reference, and meta with the line, the
-alignment (Pharaoh), filtered MWEs and the raw input lines."""
+alignment (Pharaoh), filtered MWEs and the raw input lines.
+
+Selection (on by default: --max-per-type 3) keeps a test from being a handful of frequent literal
+pairs ("go to", "talk to"): sentences are visited in a seeded order, first those that bring a new
+MWE type, then a type's second occurrence, and so on up to the cap; MWEs over the cap are dropped
+(meta.capped). With --training-source, sentences that are in the training text or differ from a
+training sentence only in case and punctuation are never selected. With --compositionality (and
+identification confidences, when the lexicon's filters give them) every MWE is put in the
+"idiomatic" or "literal" part, which `mwemt score` can report apart."""
 
 EPILOG = """\
 example (the TED EN-IT annotation of Monti et al., as flattened in test_ted.mwe_pairs.tsv):
@@ -108,8 +119,37 @@ def _configure_build(b: argparse.ArgumentParser) -> None:
     filt.add_argument("--max-span-slack", type=int, default=defaults.max_span_slack, help="(default: %(default)s)")
     filt.add_argument("--max-gaps", type=int, default=defaults.max_gaps,
                       help="drop an MWE whose translation has more gaps (default: %(default)s)")
+    sel = b.add_argument_group("selection: a diverse test, disjoint from training")
+    sel.add_argument("--max-per-type", type=int, default=3, metavar="K",
+                     help="at most K occurrences of each MWE type (its lexicon form); 0 = no cap (default: %(default)s)")
+    sel.add_argument("--select", type=int, metavar="N",
+                     help="stop once N MWEs are selected, sentences chosen in a seeded order that covers new "
+                          "MWE types first (default: every sentence the cap allows)")
+    sel.add_argument("--training-source", metavar="FILE",
+                     help="the training corpus's source side: no selected test sentence is in it, even as a "
+                          "near-duplicate (same words, other case or punctuation), and the report counts each "
+                          "MWE type's occurrences in it")
+    sel.add_argument("--training-target", metavar="FILE",
+                     help="target-side training text: a pair whose reference is in it (or a near-duplicate) "
+                          "is not selected")
+    sel.add_argument("--seed", type=int, default=1, help="seeds the selection order and the report's sample "
+                                                          "(default: %(default)s)")
+    part = b.add_argument_group("idiomatic and literal parts")
+    part.add_argument("--compositionality", metavar="TSV",
+                      help="predicted compositionality (mwe<TAB>score, `mwemt compositionality predict`): each "
+                           "MWE carries its type's score")
+    part.add_argument("--idiomatic-below", type=float, metavar="X",
+                      help="an MWE whose predicted compositionality is <= X is idiomatic (default: the lowest "
+                           "tertile of the test's own predictions)")
+    part.add_argument("--idiomatic-confidence", type=float, default=0.5, metavar="X",
+                      help="an occurrence whose identification confidence (from identification filters) is >= X "
+                           "is idiomatic; negative = ignore confidence (default: %(default)s)")
+    b.add_argument("--readme", metavar="FILE",
+                   help="write the test's report as Markdown: types, top-10 share, categories, contiguous vs "
+                        "gapped, compositionality tertiles, parts, training frequency, 20 random MWEs")
     b.add_argument("--all-sentences", action="store_true",
-                   help="one item per input pair, also without MWEs (default: only pairs that keep an MWE)")
+                   help="one item per input pair, also without MWEs (default: only pairs that keep an MWE); "
+                        "needs --max-per-type 0")
     b.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
     add_aligner_arguments(b)
 
@@ -139,48 +179,76 @@ def _read_build_pairs(args: argparse.Namespace) -> list[tuple[int, str, str]]:
     return [(k, s, t) for k, (s, t) in enumerate(iter_parallel(args.src, args.tgt, allow_empty=True), 1)]
 
 
+def _build_config(args: argparse.Namespace):
+    """The `TestsetBuildConfig` of the arguments."""
+    from mwemt.cli.align import aligner_settings
+    from mwemt.errors import MwemtError
+    from mwemt.preprocess.aligned_testset import ReferenceFilters
+    from mwemt.preprocess.testset_build import TestsetBuildConfig
+    from mwemt.preprocess.testset_select import SelectionConfig
+
+    if args.max_per_type < 0 or (args.select is not None and args.select < 0):
+        raise MwemtError("--max-per-type and --select must be >= 0")
+    selecting = args.max_per_type > 0 or args.select is not None or args.training_source or args.training_target
+    if selecting and args.all_sentences:
+        raise MwemtError("--all-sentences keeps every pair: use it with --max-per-type 0, without --select "
+                         "and --training-source")
+    align_config, _ = aligner_settings(args)
+    selection = SelectionConfig(args.max_per_type, args.select or 0, args.seed) if selecting else None
+    return TestsetBuildConfig(
+        tgt_lang=args.tgt_lang, pretokenized=args.pretokenized,
+        filters=ReferenceFilters(args.max_span_factor, args.max_span_slack, args.max_gaps),
+        all_sentences=args.all_sentences, symmetrization=args.symmetrization, align=align_config,
+        selection=selection, idiomatic_below=args.idiomatic_below,
+        idiomatic_confidence=None if args.idiomatic_confidence < 0 else args.idiomatic_confidence)
+
+
 def _run_build(args: argparse.Namespace) -> int:
     import time
+    from pathlib import Path
 
     from mwemt.cli.align import aligner_settings, extra_inputs, read_extra_args
-    from mwemt.formats import write_testset
-    from mwemt.preprocess.align import align_directional, signature, tokenize_side
-    from mwemt.preprocess.aligned_testset import ReferenceFilters, build_aligned_testset
+    from mwemt.fileio import atomic_write, read_lines
+    from mwemt.formats import read_compositionality, write_testset
+    from mwemt.preprocess.testset_build import build_testset
+    from mwemt.preprocess.testset_report import render_markdown
     from mwemt.provenance import manifest, write_json
 
     started = time.perf_counter()
-    filters = ReferenceFilters(args.max_span_factor, args.max_span_slack, args.max_gaps)
+    config = _build_config(args)
+    _, cache = aligner_settings(args)
     annotator = annotator_from_args(args)
     rows = _read_build_pairs(args)
-    kept = [r for r in rows if r[1].strip() and r[2].strip()]
-    sentences = [annotator.annotate_text(s) for _, s, _ in kept]
-    tgt = tokenize_side([t for _, _, t in kept], args.tgt_lang, args.pretokenized)
-    src = [s.tokens for s in sentences]
     extra = read_extra_args(args, args.lang, args.tgt_lang)
-    config, cache = aligner_settings(args)
-    aligned = align_directional(src, tgt, extra=extra, config=config, cache_dir=cache)
-    links = aligned.symmetrized(src, tgt, args.symmetrization)
-    items, report = build_aligned_testset(
-        sentences, tgt, links, [k for k, _, _ in kept], tgt_lang=args.tgt_lang, filters=filters,
-        all_sentences=args.all_sentences,
-        raw=None if args.pretokenized else [(s, t) for _, s, t in kept], unaligned_pairs=aligned.skipped)
-    report.pairs = len(rows)
-    report.empty_pairs = len(rows) - len(kept)
-    write_testset(args.out, items)
+    comp = read_compositionality(args.compositionality) if args.compositionality else None
+    training = [s for s in read_lines(args.training_source) if s.strip()] if args.training_source else None
+    training_tgt = [t for t in read_lines(args.training_target) if t.strip()] if args.training_target else ()
+    say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
+    built = build_testset(rows, annotator, config, extra=extra, cache_dir=cache, compositionality=comp,
+                          training_source=training, training_target=training_tgt, progress=say)
+    write_testset(args.out, built.items)
     seconds = time.perf_counter() - started
-    sig = signature(config, args.symmetrization, len(extra[0]) if extra else 0)
-    if not args.quiet:
-        print(report.summary() + f"; written to {args.out} in {seconds:.1f} s"
-              + (" (alignment from the cache)" if aligned.cached else "") + f"\n{sig}", file=sys.stderr)
+    say(built.report.summary() + f"; {built.stats['mwes']:,} MWEs of {built.stats['types']:,} types written to "
+        f"{args.out} in {seconds:.1f} s" + (" (alignment from the cache)" if built.alignment_cached else "")
+        + f"\n{built.alignment_signature}")
+    inputs = {k: v for k, v in (("src", args.src), ("tgt", args.tgt), ("tsv", args.tsv), ("lexicon", args.lexicon),
+                                ("compositionality", args.compositionality),
+                                ("training_source", args.training_source),
+                                ("training_target", args.training_target)) if v}
+    if args.readme:
+        notes = [f"Built by `mwemt testset build` from {', '.join(f'{k}={Path(v).name}' for k, v in inputs.items())}; "
+                 f"annotator {annotator.signature}; {built.alignment_signature}."]
+        if built.selection is not None:
+            notes.append(built.selection.summary() + ".")
+        with atomic_write(args.readme) as fh:
+            fh.write(render_markdown(built.stats, f"MWE test set {Path(args.out).name}", notes))
     if args.report:
-        inputs = {k: v for k, v in (("src", args.src), ("tgt", args.tgt), ("tsv", args.tsv),
-                                    ("lexicon", args.lexicon)) if v}
         config_dict = {k: v for k, v in vars(args).items() if not k.startswith("_")}
         write_json(args.report, manifest(
             "testset-build", inputs={**inputs, **extra_inputs(args)}, config=config_dict,
-            annotator=annotator.signature, alignment=sig, alignment_cache_key=aligned.key,
-            seed="none: eflomal seeds itself; the alignment cache makes reruns reproducible",
-            seconds=round(seconds, 2), **report.to_dict()))
+            annotator=annotator.signature, seed=args.seed,
+            alignment_seed="none: eflomal seeds itself; the alignment cache makes reruns reproducible",
+            seconds=round(seconds, 2), **built.manifest_fields()))
     return 0
 
 

@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     lines = read_lines(args.input)
     hyps = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, sampling=args.sampling,
                                 topk=args.topk, seed=args.seed, input_format=args.input_format,
-                                progress=not args.quiet and args.output != "-")
+                                progress=not args.quiet and args.output != "-",
+                                source="<stdin>" if args.input == "-" else args.input)
     write_lines(args.output, hyps)
     return 0

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from mwemt.evaluate.base import Metric
     from mwemt.evaluate.inputs import ScoreInputs
 
-BUILTIN_METRIC_MODULES = ("mwemt.evaluate.sacrebleu_metrics", "mwemt.evaluate.mwe_score", "mwemt.evaluate.tesla")
+BUILTIN_METRIC_MODULES = ("mwemt.evaluate.sacrebleu_metrics", "mwemt.evaluate.mwe_score", "mwemt.evaluate.mwe_parts",
+                          "mwemt.evaluate.tesla")
 
 _REGISTRY: dict[str, type[Metric]] = {}
 _builtins_loaded = False

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mwemt.errors import InputError
-from mwemt.evaluate.base import Metric, MetricScore, SentenceStats
+from mwemt.evaluate.base import Metric, MetricScore, SegmentError, SentenceStats
 from mwemt.evaluate.bootstrap import BootstrapResult, BootstrapSettings, paired_bootstrap
 from mwemt.evaluate.inputs import ScoreInputs, SystemOutput
 from mwemt.evaluate.mwe_score import AlignmentError
@@ -48,9 +48,9 @@ class ScoreRun:
 
 
 def system_stats(metric: Metric, system: SystemOutput, refs: Sequence, index: int = 0,
-                 sources: Sequence[str] | None = None) -> SentenceStats:
-    """One system's sentence statistics; a bad alignment is reported with its file and line. A
-    metric that uses alignments gets the system's given alignments, else the test set's
+                 ref_path: str | None = None, sources: Sequence[str] | None = None) -> SentenceStats:
+    """One system's sentence statistics; a bad alignment or segment is reported with its file and
+    line. A metric that uses alignments gets the system's given alignments, else the test set's
     ``sources`` to align to."""
     kwargs: dict = {}
     if metric.uses_alignments:
@@ -60,6 +60,11 @@ def system_stats(metric: Metric, system: SystemOutput, refs: Sequence, index: in
             kwargs["sources"] = sources
     try:
         return metric.sentence_stats(system.hyps, refs, **kwargs)
+    except SegmentError as exc:
+        path = system.path if exc.side == "hyp" else ref_path
+        if path is None:
+            raise
+        raise InputError(exc.message, path, exc.sentence) from None
     except AlignmentError as exc:
         if system.alignment_path is None:
             exc.system = index
@@ -72,8 +77,9 @@ def score_metric(metric: Metric, inputs: ScoreInputs, *, sentence_level: bool = 
                  bootstrap: BootstrapSettings | None = None) -> MetricResults:
     """Every system of ``inputs`` with one metric; with ``bootstrap``, each tested against the first."""
     refs = inputs.references_for(metric)
+    ref_path = inputs.sources.get("ref") or inputs.sources.get("testset")
     sources = [it.source for it in inputs.testset] if inputs.testset is not None else None
-    stats = [system_stats(metric, s, refs, k, sources) for k, s in enumerate(inputs.systems)]
+    stats = [system_stats(metric, s, refs, k, ref_path, sources) for k, s in enumerate(inputs.systems)]
     scores = [metric.corpus_score_from_stats(s, sentence_level=sentence_level) for s in stats]
     results = None
     if bootstrap is not None:

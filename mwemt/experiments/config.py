@@ -53,6 +53,7 @@ PACKAGE_DATA = Path(__file__).resolve().parents[1] / "data"
 AUGMENTS = ("none", "dictionary", "backtranslation")
 ROLES = ("general", "mwe")
 SPLIT_REST = "split-rest"      # data.monolingual: the target side of the pairs data.train_size left out
+SPLIT_TEST = "split-test"      # tests.NAME.source: the pairs data.split.test_size held out
 REVERSE = "reverse"            # the name of the back-translation model's "system"
 EXPECTED = "an experiment config: name, src_lang, tgt_lang, data, tests, systems, ..."
 
@@ -113,16 +114,50 @@ class DataConfig:
 
 
 @dataclass(frozen=True)
+class TestBuildConfig:
+    """An MWE test built inside the run as `mwemt testset build` builds one
+    (`mwemt.preprocess.testset_build`): the lexicon's MWEs in the test pairs, their reference
+    translations by word alignment, a diverse selection that shares no sentence (nor a near-duplicate)
+    with the training data, and an idiomatic/literal part per MWE. MWEs are identified as the systems
+    identify them: with the run's `preprocess` section (lemmatizer, max_gap, identification filters)."""
+
+    __test__ = False  # not a pytest class
+
+    lexicon: str | None = setting(None, path="exists", doc_default="data.lexicon",
+                                  help="source-language MWE lexicon")
+    lexicon_format: str = setting("auto", choices=LEXICON_FORMATS, doc_default="data.lexicon_format with "
+                                  "data.lexicon", help="format of `lexicon`")
+    max_per_type: int = setting(3, minimum=0, help="at most this many occurrences of one MWE type (0 = no cap)")
+    select: int = setting(0, minimum=0, help="stop once this many MWEs are selected, new types first (0 = every "
+                                             "sentence the cap allows)")
+    compositionality: str | None = setting(None, path="file", help="predicted compositionality (mwe<TAB>score) "
+                                                                   "that puts MWEs in the idiomatic part")
+    idiomatic_below: float | None = setting(None, minimum=0.0, maximum=1.0, doc_default="lowest tertile",
+                                            help="predicted compositionality at or under which an MWE is "
+                                                 "idiomatic")
+    idiomatic_confidence: float | None = setting(0.5, minimum=0.0, maximum=1.0,
+                                                 help="identification confidence at or above which an occurrence "
+                                                      "is idiomatic (null: not used)")
+    alignment_extra: int = setting(50000, minimum=0, help="training pairs added to the aligner's input for its "
+                                                          "statistics (0 = none)")
+    samplers: int = setting(3, minimum=1, help="eflomal's independent samplers")
+
+
+@dataclass(frozen=True)
 class TestConfig:
     """One test set: a source and reference file, an MWE-annotated test set, or the TED MWE annotation."""
 
-    source: str | None = setting(None, path="file", help="source text, one sentence per line")
+    source: str | None = setting(None, path="file", literals=(SPLIT_TEST,),
+                                 help="source text, one sentence per line, or `split-test`: the pairs "
+                                      "data.split.test_size held out (source and reference)")
     reference: str | None = setting(None, path="file", help="reference translations, line-aligned with `source`")
     testset: str | None = setting(None, path="file", help="MWE-annotated test set (JSONL, `mwemt testset`)")
     from_ted: str | None = setting(None, path="file", help="the TED MWE annotation (pairs TSV), converted by "
                                                            "`mwemt.preprocess.testset`; with `source` and "
                                                            "`reference` as the TED text")
     compositionality: str | None = setting(None, path="file", help="mwe<TAB>score TSV for tesla-comp")
+    build: TestBuildConfig | None = setting(None, help="build an MWE test from `source` and `reference` (or "
+                                                       "`split-test`) inside the run (`tests.NAME.build.*` keys)")
     mwe_compositionality: str | None = setting(None, path="file", help="mwe<TAB>score compositionality of the "
                                                                        "test set's source MWEs: the comparison "
                                                                        "report's tertile buckets")
@@ -137,10 +172,17 @@ class TestConfig:
                                      help="compare case-insensitively (BLEU, chrF)")
 
     def resolve(self, node: Node, ctx: Context) -> TestConfig:
-        if not (self.testset or self.from_ted or (self.source and self.reference)):
-            raise node.error(None, "needs `source` and `reference`, `testset` (JSONL) or `from_ted`")
-        if "mwe" in self.metrics and not (self.testset or self.from_ted):
-            raise node.error("metrics", "the MWE score needs an MWE-annotated test set (`testset` or `from_ted`)")
+        from_split = self.source == SPLIT_TEST
+        if from_split and self.reference:
+            raise node.error("reference", "`source: split-test` brings its own references; remove `reference`")
+        if not (self.testset or self.from_ted or from_split or (self.source and self.reference)):
+            raise node.error(None, "needs `source` and `reference`, `source: split-test`, `testset` (JSONL) or "
+                                   "`from_ted`")
+        if self.build is not None and (self.testset or self.from_ted):
+            raise node.error("build", "builds a test set from `source` and `reference`: remove `testset`/`from_ted`")
+        if any(m.startswith("mwe") for m in self.metrics) and not (self.testset or self.from_ted or self.build):
+            raise node.error("metrics", "the MWE score needs an MWE-annotated test set (`testset`, `from_ted` or "
+                                        "`build`)")
         return self
 
 
@@ -362,6 +404,12 @@ class ExperimentConfig:
                 if not self.data.target_lexicon:
                     raise systems.error(name, "back-translation needs data.target_lexicon (target-language "
                                               "MWEs select the sentences)")
+        for name, t in self.tests.items():
+            tests = node.get("tests")
+            if t.source == SPLIT_TEST and not (self.data.split and self.data.split.test_size):
+                raise tests.error(name, "`source: split-test` needs data.split with test_size > 0")
+            if t.build is not None and not (t.build.lexicon or self.data.lexicon):
+                raise tests.error(name, "`build` needs build.lexicon or data.lexicon")
         if self.data.monolingual == SPLIT_REST and not self.corpus_train_size:
             raise data.error("monolingual", "split-rest needs a training sample that leaves pairs out "
                                             "(data.train_size or data.split.train_size)")
@@ -454,6 +502,7 @@ def markdown_reference() -> str:
     ]
     parts.append(markdown_section(ExperimentConfig, "", "Top level"))
     for key, cls in (("data", DataConfig), ("data.split", SplitConfig), ("tests.NAME", TestConfig),
+                     ("tests.NAME.build", TestBuildConfig),
                      ("augment.dictionary", DictionaryOptions), ("augment.backtranslation", BacktranslationOptions),
                      ("preprocess", PreprocessConfig), ("subword", SubwordConfig), ("prepare", PrepareConfig),
                      ("model", ModelConfig)):

@@ -29,7 +29,7 @@ from typing import TextIO
 from mwemt.errors import MwemtError
 from mwemt.experiments import stages as S
 from mwemt.experiments.cache import CacheEntry
-from mwemt.experiments.config import REVERSE, SPLIT_REST, ExperimentConfig, require_tests
+from mwemt.experiments.config import REVERSE, SPLIT_REST, SPLIT_TEST, ExperimentConfig, require_tests
 from mwemt.experiments.results import SetScores, build_results, write_results
 from mwemt.experiments.runner import Runner
 from mwemt.nmt.train import FairseqJob
@@ -72,9 +72,30 @@ class Pipeline:
     def test_data(self) -> dict[str, CacheEntry]:
         """Every test set as source, reference and (MWE test sets) JSONL items."""
         out = {}
-        for name, t in self.cfg.tests.items():
-            section = S.TestDataSection(self.cfg.lowercase, t.max_items, t.annotator, t.all_sentences)
+        cfg = self.cfg
+        for name, t in cfg.tests.items():
             inputs = {k: getattr(t, k) for k in ("source", "reference", "testset", "from_ted") if getattr(t, k)}
+            if t.source == SPLIT_TEST:
+                inputs["source"], inputs["reference"] = self.corpus().output("test_src"), self.corpus().output("test_tgt")
+            build = None
+            if t.build is not None:
+                b = t.build
+                lexicon = b.lexicon or cfg.data.lexicon
+                build = S.TestBuildSection(
+                    cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.preprocess,
+                    lexicon_format=b.lexicon_format if b.lexicon else cfg.data.lexicon_format,
+                    lexicon_side="source" if b.lexicon else cfg.data.lexicon_side,
+                    max_per_type=b.max_per_type, select=b.select,
+                    idiomatic_below=b.idiomatic_below, idiomatic_confidence=b.idiomatic_confidence,
+                    alignment_extra=b.alignment_extra, samplers=b.samplers)
+                corpus = self.corpus()
+                inputs.update(lexicon=lexicon, train_src=corpus.output("train_src"),
+                              train_tgt=corpus.output("train_tgt"), rest_tgt=corpus.output("rest_tgt"),
+                              **S.filter_files(cfg.preprocess, cfg.src_lang, build.lexicon_format,
+                                               build.lexicon_side, lexicon))
+                if b.compositionality:
+                    inputs["compositionality"] = b.compositionality
+            section = S.TestDataSection(cfg.lowercase, t.max_items, t.annotator, t.all_sentences, build)
             out[name] = self.runner.stage("testdata", name, S.testdata_stage, config=section, inputs=inputs)
         return out
 
@@ -242,11 +263,21 @@ def count_stages(cfg: ExperimentConfig, systems: list[str], *, with_tests: bool 
     return n + n_tests + (len(cfg.report.applies_to(cfg.tests)) if with_tests else 0)   # scores, reports
 
 
+def check_devices(cfg: ExperimentConfig, systems: list[str]) -> None:
+    """Before any stage runs: every system trains on a device this machine has."""
+    from mwemt.nmt.train import resolve_device
+
+    for system in systems:
+        resolve_device(cfg.model_sections(system).train.device,
+                       "train.device" + (f" of system {system}" if len(cfg.systems) > 1 else ""))
+
+
 def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[str] | None = None,
                    progress: bool = True, log: TextIO | None = None, plot: bool = True) -> dict:
     """Run (or resume) the whole grid; returns the results dictionary (also written to RUN/results.*)."""
     require_tests(cfg)
     names = ordered_systems(cfg, systems)
+    check_devices(cfg, names)
     run_dir = Path(run_dir)
     t0 = time.monotonic()
     with Runner(run_dir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, names), progress=progress,
@@ -281,6 +312,7 @@ def train_system(cfg: ExperimentConfig, system: str, workdir: str | Path, *, pro
     """
     workdir = Path(workdir)
     _check_model_link(workdir / MODEL_LINK)
+    check_devices(cfg, [system])
     with Runner(workdir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, [system], with_tests=False),
                 progress=progress, log=log if log is not None else sys.stderr) as runner:
         model = Pipeline(runner, cfg).system_model(system).output("model")

@@ -50,12 +50,14 @@ def corpus_stage(ctx) -> dict:
 
     c: CorpusSection = ctx.config
     src, tgt = c.src_lang, c.tgt_lang
+    test: list[tuple[str, str]] = []
     if "tsv" in ctx.inputs:
         split_dir = ctx.out / "split"
         split_tsv(ctx.inputs["tsv"], split_dir, valid_size=c.valid_size, test_size=c.test_size, seed=c.seed,
                   src_lang=src, tgt_lang=tgt)
         train = read_corpus(split_dir / "train", src, tgt)
         valid = read_corpus(split_dir / "valid", src, tgt)
+        test = read_corpus(split_dir / "test", src, tgt) if c.test_size else []
     else:
         train = list(iter_parallel(ctx.inputs["train_src"], ctx.inputs["train_tgt"]))
         valid = list(iter_parallel(ctx.inputs["valid_src"], ctx.inputs["valid_tgt"]))
@@ -76,21 +78,88 @@ def corpus_stage(ctx) -> dict:
     write_corpus(ctx.out / "valid", valid, src, tgt)
     # the target side of the training pairs left out by train_size: monolingual text for back-translation
     write_lines(ctx.out / f"rest.{tgt}", [t for _, t in rest])
+    # the held-out test pairs of a split (raw case: each test set lowercases itself)
+    write_corpus(ctx.out / "test", test, src, tgt)
     write_json(ctx.out / "corpus.json", {"train_pairs_available": n_all, "train_pairs": len(train),
                                          "valid_pairs": len(valid), "rest_pairs": len(rest),
-                                         "config": to_plain(c)})
+                                         "test_pairs": len(test), "config": to_plain(c)})
     return {"train_src": f"train.{src}", "train_tgt": f"train.{tgt}",
-            "valid_src": f"valid.{src}", "valid_tgt": f"valid.{tgt}", "rest_tgt": f"rest.{tgt}"}
+            "valid_src": f"valid.{src}", "valid_tgt": f"valid.{tgt}", "rest_tgt": f"rest.{tgt}",
+            "test_src": f"test.{src}", "test_tgt": f"test.{tgt}"}
+
+
+@dataclass(frozen=True)
+class TestBuildSection:
+    """How an MWE test set is built inside the run (`mwemt.preprocess.testset_build`)."""
+
+    __test__ = False  # not a pytest class
+
+    src_lang: str
+    tgt_lang: str
+    seed: int
+    preprocess: PreprocessConfig      # the run's: the same MWE identification as the systems'
+    lexicon_format: str = "auto"
+    lexicon_side: str = "source"
+    max_per_type: int = 3
+    select: int = 0
+    idiomatic_below: float | None = None
+    idiomatic_confidence: float | None = 0.5
+    alignment_extra: int = 50000
+    samplers: int = 3
 
 
 @dataclass(frozen=True)
 class TestDataSection:
-    """How one test set is read: its size limit, case and (TED) annotation settings."""
+    """How one test set is read: its size limit, case and (TED) annotation settings, or how it is built."""
 
     lowercase: bool = False
     max_items: int = 0
     annotator: str = "FINAL"
     all_sentences: bool = False
+    build: TestBuildSection | None = None
+
+
+def build_testset_stage(ctx, c: TestBuildSection, lowercase: bool):
+    """The items of a ``tests.NAME.build`` test: `mwemt testset build` on the test pairs, selected
+    against the training pairs; writes README.md (the test's report) and build.json."""
+    from mwemt.formats import read_compositionality
+    from mwemt.preprocess.align import AlignConfig, default_cache_dir, tokenize_side
+    from mwemt.preprocess.annotate import build_annotator
+    from mwemt.preprocess.testset_build import TestsetBuildConfig, build_testset
+    from mwemt.preprocess.testset_report import render_markdown
+    from mwemt.preprocess.testset_select import SelectionConfig
+
+    def cased(lines: list[str]) -> list[str]:
+        return [x.lower() for x in lines] if lowercase else lines
+
+    src, tgt = cased(read_lines(ctx.inputs["source"])), cased(read_lines(ctx.inputs["reference"]))
+    if len(src) != len(tgt):
+        raise MwemtError(f"test {ctx.system}: {len(src)} source lines but {len(tgt)} references")
+    annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side,
+                                                  ctx.inputs))
+    train = list(iter_parallel(ctx.inputs["train_src"], ctx.inputs["train_tgt"]))
+    extra = None
+    if c.alignment_extra:
+        sample = train[:c.alignment_extra]
+        extra = (tokenize_side([s for s, _ in sample], c.src_lang, False),
+                 tokenize_side([t for _, t in sample], c.tgt_lang, False))
+    config = TestsetBuildConfig(tgt_lang=c.tgt_lang, align=AlignConfig(samplers=c.samplers),
+                                selection=SelectionConfig(c.max_per_type, c.select, c.seed),
+                                idiomatic_below=c.idiomatic_below, idiomatic_confidence=c.idiomatic_confidence)
+    comp = read_compositionality(ctx.inputs["compositionality"]) if "compositionality" in ctx.inputs else None
+    rest = read_lines(ctx.inputs["rest_tgt"]) if "rest_tgt" in ctx.inputs else []
+    built = build_testset([(k, s, t) for k, (s, t) in enumerate(zip(src, tgt), 1)], annotator, config,
+                          extra=extra, cache_dir=default_cache_dir(), compositionality=comp,
+                          training_source=[s for s, _ in train], training_target=[t for _, t in train] + rest,
+                          progress=lambda msg: print(f"  {ctx.system}: {msg}", flush=True))
+    notes = [f"Built inside `mwemt run` by `mwemt.preprocess.testset_build` from {len(src):,} held-out pairs; "
+             f"annotator {annotator.signature}; {built.alignment_signature}.",
+             built.selection.summary() + "." if built.selection else ""]
+    (ctx.out / "README.md").write_text(render_markdown(built.stats, f"MWE test set {ctx.system}", notes),
+                                       encoding="utf-8")
+    write_json(ctx.out / "build.json", {"config": to_plain(c), "annotator": annotator.signature,
+                                        **built.manifest_fields()})
+    return built.items
 
 
 def testdata_stage(ctx) -> dict:
@@ -99,7 +168,9 @@ def testdata_stage(ctx) -> dict:
 
     c: TestDataSection = ctx.config
     items = None
-    if "testset" in ctx.inputs:
+    if c.build is not None:
+        items = build_testset_stage(ctx, c.build, c.lowercase)
+    elif "testset" in ctx.inputs:
         items = read_testset(ctx.inputs["testset"])
     elif "from_ted" in ctx.inputs:
         from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs
@@ -246,25 +317,41 @@ class AnnotateSection:
     preprocess: PreprocessConfig
 
     def annotator(self, inputs: Mapping[str, str | Path]) -> AnnotatorConfig:
-        """The annotator of this section on a stage's input files: ``lexicon``, and ``filters`` /
-        ``raw_corpus`` when the identification filters come from files (`filter_inputs`)."""
+        """The annotator of this section on a stage's input files (`lexicon_annotator`); no lexicon
+        for a plain-text system."""
         lexicon = inputs.get("lexicon") if self.encoding != "none" else None
-        config = AnnotatorConfig.of(self.preprocess, lang=self.src_lang, lexicon=(lexicon,) if lexicon else (),
-                                    lexicon_format=self.lexicon_format, lexicon_side=self.lexicon_side)
-        if lexicon and "filters" in inputs:
-            config = replace(config, filters=str(inputs["filters"]))
-        if lexicon and "raw_corpus" in inputs:
-            config = replace(config, raw_corpus=str(inputs["raw_corpus"]))
-        return config
+        return lexicon_annotator(self.preprocess, self.src_lang, self.lexicon_format, self.lexicon_side,
+                                 {**inputs, "lexicon": lexicon} if lexicon else {})
 
     def filter_inputs(self, lexicon: str | Path | None) -> dict[str, Path]:
-        """The files besides the lexicon that the identification filters come from (a saved filter
-        model, a raw corpus), as stage inputs: their content is part of the cache key."""
-        from mwemt.preprocess.identification import filter_source_files
-
+        """The files besides the lexicon that the identification filters come from (`filter_files`)."""
         if lexicon is None or self.encoding == "none":
             return {}
-        return filter_source_files(lexicon, self.annotator({"lexicon": lexicon}).identification)
+        return filter_files(self.preprocess, self.src_lang, self.lexicon_format, self.lexicon_side, lexicon)
+
+
+def lexicon_annotator(preprocess: PreprocessConfig, lang: str, lexicon_format: str, lexicon_side: str,
+                      inputs: Mapping[str, str | Path]) -> AnnotatorConfig:
+    """The annotator of a `preprocess` section on a stage's input files: ``lexicon``, and ``filters``
+    / ``raw_corpus`` when the identification filters come from files (`filter_files`)."""
+    lexicon = inputs.get("lexicon")
+    config = AnnotatorConfig.of(preprocess, lang=lang, lexicon=(lexicon,) if lexicon else (),
+                                lexicon_format=lexicon_format, lexicon_side=lexicon_side)
+    if lexicon and "filters" in inputs:
+        config = replace(config, filters=str(inputs["filters"]))
+    if lexicon and "raw_corpus" in inputs:
+        config = replace(config, raw_corpus=str(inputs["raw_corpus"]))
+    return config
+
+
+def filter_files(preprocess: PreprocessConfig, lang: str, lexicon_format: str, lexicon_side: str,
+                 lexicon: str | Path) -> dict[str, Path]:
+    """The files besides the lexicon that the identification filters come from (a saved filter
+    model, a raw corpus), as stage inputs: their content is part of the cache key."""
+    from mwemt.preprocess.identification import filter_source_files
+
+    config = lexicon_annotator(preprocess, lang, lexicon_format, lexicon_side, {"lexicon": lexicon})
+    return filter_source_files(lexicon, config.identification)
 
 
 def annotate_stage(ctx) -> dict:
@@ -415,7 +502,8 @@ def translate_stage(ctx) -> dict:
     c: TranslateSection = ctx.config
     lines = read_lines(ctx.inputs["source"])
     translator = Translator.load(ctx.inputs["model"], threads=ctx.params.get("threads"))
-    hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, progress=ctx.progress)
+    hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, progress=ctx.progress,
+                                source=str(ctx.inputs["source"]))
     write_lines(ctx.out / "hyp.txt", [" ".join(h.split()) for h in hyps])
     return {"hyp": "hyp.txt"}
 

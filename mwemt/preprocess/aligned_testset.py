@@ -207,7 +207,7 @@ def _sentence_mwes(sent: AnnotatedSentence, tgt: Sequence[str], links: Alignment
         assert ref is not None
         lemma = " ".join(sent.lemmas[i] for i in m.indices)
         kept.append(TestMwe(m.indices, lemma, ref.detokenized(tgt_lang), m.category, surface, name=m.lemma,
-                            reference_indices=ref.indices))
+                            reference_indices=ref.indices, confidence=m.confidence))
         report.mwes_kept += 1
         report.gapped_references += ref.gaps > 0
         report.by_length[m.length] += 1
