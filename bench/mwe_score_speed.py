@@ -28,10 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PAIRS = ROOT.parent / "shared" / "data" / "testsets/zaninello-en-it/derived/test_ted.mwe_pairs.tsv"
 sys.path.insert(0, str(ROOT / "bench"))
 
-from score_speed import best_time, cpu_description  # noqa: E402
+from score_speed import best_time  # noqa: E402
 
 from mwemt.evaluate.mwe_match import MweMatching  # noqa: E402
 from mwemt.evaluate.mwe_score import DEFAULT_ALIGN_CONFIG, DEFAULT_MATCHING, MweAlignSettings, MweScore  # noqa: E402
+from mwemt.nmt.cpu import describe  # noqa: E402
 from mwemt.preprocess.align import AlignConfig  # noqa: E402
 from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs  # noqa: E402
 
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     refs = [it.mwes for it in items]
     sources = [it.source for it in items]
     n_mwes = sum(len(m) for m in refs)
-    print(f"CPU: {cpu_description()}; {os.cpu_count()} cores; load average {os.getloadavg()}")
+    print(f"CPU: {describe()}; load average {os.getloadavg()}")
     print(f"{n_mwes} MWEs in {len(items)} sentences; best of {args.repeats} (uncached alignment: one run)")
 
     today = MweScore("it", pretokenized=True, align=MweAlignSettings("none", window=0), matching=MweMatching())
