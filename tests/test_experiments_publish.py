@@ -51,7 +51,7 @@ def test_published_files_rescore_to_the_results(tmp_path, monkeypatch):
     (out / "rescored").mkdir()
     for test, argv in manifest["rescore"].items():
         assert argv[:2] == ["mwemt", "score"]
-        assert main(argv[2:]) == 0
+        assert main(argv[1:]) == 0
         rescored = json.loads((out / "rescored" / f"{test}.json").read_text())
         for metric, entry in rescored["metrics"].items():
             for system, row in entry["systems"].items():
