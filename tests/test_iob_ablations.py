@@ -67,6 +67,10 @@ def test_variant_config_is_checked(tmp_path):
         grid(tmp_path, {"iob": {"encoding": "iob"}, "v": {"model_of": "iob", "encoding": "wws"}})
     with pytest.raises(ConfigError, match="is not a trained system"):   # no chains of variants
         grid(tmp_path, {"iob": {"encoding": "iob"}, "v": {"model_of": "iob"}, "w": {"model_of": "v"}})
+    with pytest.raises(ConfigError, match=r"tests\.t\.sample: choose `sample`"):
+        grid(tmp_path, {"iob": {"encoding": "iob"}},
+             tests=False, **{"tests": {"t": {"source": str(NMT / "test.en"), "reference": str(NMT / "test.it"),
+                                             "sample": 5, "max_items": 5}}})
     with pytest.raises(ConfigError, match="source_mwes"):
         grid(tmp_path, {"iob": {"encoding": "iob", "translate": {"source_mwes": "hidden"}}})
 
