@@ -98,6 +98,8 @@ def plot(rows: list[dict], metrics: list[str], out: Path, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from mwemt.experiments.results import save_figure
+
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.4), squeeze=False)
     colors = plt.get_cmap("tab10").colors
     for ax, metric in zip(axes[0], metrics):
@@ -119,13 +121,7 @@ def plot(rows: list[dict], metrics: list[str], out: Path, title: str) -> None:
         ax.set_title(metric, fontsize=10)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    fig.savefig(tmp, format="png", dpi=110)
-    tmp.replace(out)
-    plt.close(fig)
+    save_figure(fig, out, title)
 
 
 def main(argv: list[str] | None = None) -> int:

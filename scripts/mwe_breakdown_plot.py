@@ -65,6 +65,8 @@ def plot(report: dict, out: Path, title: str) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from mwemt.experiments.results import save_figure
+
     panels = [(d, bucket_deltas(report, d)) for d in DIMENSIONS]
     missing = [d for d, p in panels if p is None]
     panels = [p for _, p in panels if p is not None]
@@ -96,13 +98,7 @@ def plot(report: dict, out: Path, title: str) -> list[str]:
         bars(ax, labels, series, "difference in MWE hit rate (points)")
         ax.set_title(dim_title, fontsize=10)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    fig.savefig(tmp, format="png", dpi=110)
-    tmp.replace(out)
-    plt.close(fig)
+    save_figure(fig, out, title)
     return missing
 
 
