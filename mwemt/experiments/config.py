@@ -87,7 +87,7 @@ class DataConfig:
                                                  "(0 = all)")
     valid_max: int = setting(0, minimum=0, help="with `valid`: validate on the first N pairs only (0 = all)")
     lexicon: str | None = setting(None, path="exists", help="source-language MWE lexicon; needed by systems "
-                                                          "with `encoding` wws or iob")
+                                                          "with an `encoding` other than none")
     lexicon_format: str = setting("auto", choices=LEXICON_FORMATS, help="format of `lexicon` (auto: .cupt by "
                                                                         "extension, oewn/wn-aligned by header)")
     lexicon_side: str = setting("source", choices=LEXICON_SIDES, help="the column of a wn-aligned lexicon "
@@ -291,7 +291,9 @@ class SystemConfig:
     data augmented, and the sections it trains with (the top-level ones with this entry's keys on top)."""
 
     encoding: str = setting("none", choices=ENCODINGS, help="none (plain text), wws (contiguous MWEs joined "
-                                                            "into one token) or iob (surface|lemma|tag factors)")
+                                                            "into one token), iob (surface|lemma|tag factors) or "
+                                                            "iob-constant (surface|-|O: iob's architecture, no MWE "
+                                                            "information; an ablation)")
     augment: str = setting("none", choices=AUGMENTS, help="none, + MWE dictionary pairs, or + back-translated "
                                                           "MWE sentences")
     augment_options: DictionaryOptions | BacktranslationOptions | None = setting(
