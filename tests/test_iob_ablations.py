@@ -14,7 +14,7 @@ NMT = FIXTURES / "nmt"
 LINES = ["My sister takes care of the dog in the ivory tower .", "By the way , the doctor thinks about the books ."]
 
 
-def grid(tmp_path, systems: dict, tests: bool = True, **extra):
+def grid(tmp_path, systems: dict, **extra):
     from mwemt.experiments.config import config_from_data
 
     data = {
@@ -29,8 +29,7 @@ def grid(tmp_path, systems: dict, tests: bool = True, **extra):
         "score": {"bootstrap": 10},
         "systems": systems, **extra,
     }
-    if tests:
-        data["tests"] = {"t": {"source": str(NMT / "test.en"), "reference": str(NMT / "test.it")}}
+    data.setdefault("tests", {"t": {"source": str(NMT / "test.en"), "reference": str(NMT / "test.it")}})
     return config_from_data(data, base_dir=tmp_path)
 
 
@@ -68,9 +67,9 @@ def test_variant_config_is_checked(tmp_path):
     with pytest.raises(ConfigError, match="is not a trained system"):   # no chains of variants
         grid(tmp_path, {"iob": {"encoding": "iob"}, "v": {"model_of": "iob"}, "w": {"model_of": "v"}})
     with pytest.raises(ConfigError, match=r"tests\.t\.sample: choose `sample`"):
-        grid(tmp_path, {"iob": {"encoding": "iob"}},
-             tests=False, **{"tests": {"t": {"source": str(NMT / "test.en"), "reference": str(NMT / "test.it"),
-                                             "sample": 5, "max_items": 5}}})
+        grid(tmp_path, {"iob": {"encoding": "iob"}}, tests={"t": {"source": str(NMT / "test.en"),
+                                                                  "reference": str(NMT / "test.it"),
+                                                                  "sample": 5, "max_items": 5}})
     with pytest.raises(ConfigError, match="source_mwes"):
         grid(tmp_path, {"iob": {"encoding": "iob", "translate": {"source_mwes": "hidden"}}})
 
@@ -164,3 +163,20 @@ def test_constant_factor_model_has_the_iob_architecture_and_translates(ablation_
     assert {r[1:] == ["-", "O"] for r in tr.encode(LINES[0]).rows} == {True}
     out = tr.translate(LINES, beam=2, max_len_a=0, max_len_b=5)
     assert len(out) == 2 and all(out)
+
+
+@pytest.mark.parametrize("name", ["cpu-science", "paper-small"])
+def test_shipped_grids_load_with_in_domain_tests(shared, name):
+    from mwemt.experiments.config import load_config
+    from mwemt.experiments.experiment import count_stages, ordered_systems
+
+    cfg = load_config(FIXTURES.parents[1] / "configs" / f"{name}.yaml")
+    assert cfg.data.split.test_size > 0 and cfg.tests["tatoeba"].source == "split-test"
+    assert cfg.tests["tatoeba"].sample == 2000                  # seeded: the Tatoeba TSV is sorted by length
+    assert cfg.tests["tatoeba-mwe"].build is not None and cfg.tests["tatoeba-mwe"].build.select >= 1000
+    assert cfg.lowercase_test("ted") and cfg.lowercase_test("mwe-dict") and not cfg.lowercase_test("tatoeba")
+    assert {"baseline", "dictionary", "backtranslation", "words-with-spaces", "iob"} <= set(cfg.systems)
+    assert count_stages(cfg, ordered_systems(cfg)) > 0
+    if name == "cpu-science":
+        assert cfg.trained_system("iob-no-mwes") == "iob" and cfg.systems["iob-constant"].encoding == "iob-constant"
+        assert cfg.systems["iob"].train.max_update == 1900 and cfg.systems["iob"].model.args["encoder_embed_dim"] == 128
