@@ -14,7 +14,7 @@ examples:
   # back-translation style sampling, reproducible
   mwemt translate --model runs/it-en/model -i mono.it -o synth.en --sampling --topk 10 --seed 1
   # ablation: the IOB model told that no source word is part of an MWE (every tag O)
-  mwemt translate --model runs/cpu-science/model-iob -i test.en -o test.no-mwes.it --source-mwes none
+  mwemt translate --model runs/tatoeba-iob-tiny/model -i test.en -o test.no-mwes.it --source-mwes none
 
 The source is tokenized, lemmatized and MWE-annotated exactly as the training data was (the
 model directory's preprocess.json and lexicon copy), segmented with its sentencepiece model,
