@@ -676,12 +676,16 @@ def write_testset(path: str | Path, items: Iterable[TestItem]) -> int:
 COMPOSITIONALITY_HEADER = "mwe\tcompositionality"
 
 
-def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float, int]]:
+MISSING_COMPOSITIONALITY = ("na", "none", "nan")  # an MWE known to have no prediction
+
+
+def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float | None, int]]:
     """Yield ``(mwe, score, line)`` from ``mwe<TAB>score`` lines (score in [0, 1], 1 = compositional).
 
     An optional header (``mwe<TAB>compositionality``, or any first line whose score is not a
     number) is skipped, as are blank lines and ``#`` comments; extra columns are ignored. MWEs are
     lowercased space-separated lemmas; an underscore-joined form (``ivory_tower``) is accepted.
+    A score ``NA`` says the MWE is known but has no prediction: the score is None.
     """
     first = True
     for lineno, line in enumerate(iter_lines(path), 1):
@@ -692,6 +696,12 @@ def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float, int]]:
             raise InputError("no tab-separated score", path, lineno,
                              expected="mwe<TAB>score with a score in [0, 1]")
         mwe, raw = normalise_mwe(cols[0]), cols[1].strip()
+        if raw.lower() in MISSING_COMPOSITIONALITY:
+            first = False
+            if not mwe:
+                raise InputError("empty MWE", path, lineno, expected="mwe<TAB>score")
+            yield mwe, None, lineno
+            continue
         try:
             value = float(raw)
         except ValueError:
@@ -699,7 +709,7 @@ def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float, int]]:
                 first = False
                 continue
             raise InputError(f"score {raw!r} is not a number", path, lineno,
-                             expected="a score in [0, 1] (1 = compositional)") from None
+                             expected="a score in [0, 1] (1 = compositional), or NA") from None
         first = False
         if not math.isfinite(value) or not 0.0 <= value <= 1.0:
             raise InputError(f"score {raw} is outside [0, 1]", path, lineno,
@@ -709,17 +719,20 @@ def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float, int]]:
         yield mwe, value, lineno
 
 
-def read_compositionality(path: str | Path) -> dict[str, float]:
-    """A compositionality score file as MWE -> score; an MWE given two different scores is an error."""
-    out: dict[str, float] = {}
+def read_compositionality(path: str | Path, *, keep_missing: bool = False) -> dict[str, float | None]:
+    """A compositionality score file as MWE -> score; an MWE given two different scores is an error.
+
+    ``NA`` lines (MWEs without a prediction) are left out, or kept as None with ``keep_missing``.
+    """
+    out: dict[str, float | None] = {}
     for mwe, value, lineno in iter_compositionality(path):
         if mwe in out and out[mwe] != value:
             raise InputError(f"{mwe!r} appears twice with different scores ({out[mwe]} and {value})",
                              path, lineno, expected="one score per MWE")
         out[mwe] = value
-    if not out:
+    if not any(v is not None for v in out.values()) and not (keep_missing and out):
         raise InputError("no compositionality scores", path, expected="mwe<TAB>score lines")
-    return out
+    return out if keep_missing else {k: v for k, v in out.items() if v is not None}
 
 
 def normalise_mwe(text: str) -> str:

@@ -53,6 +53,8 @@ MAROT_COLUMNS = ("system", "doc", "docSegId", "globalSegId", "rater", "source", 
                  "metadata")
 HOTW_SEVERITY = "HOTW-test"  # Marot: "hands on the wheel" attention checks, not ratings
 _MARK = re.compile(r"</?v>")
+# the segment MQM inside a Marot row's metadata JSON: ..."metrics":{"MQM":10.366666666666667}...
+_PUBLISHED_MQM = re.compile(r'"metrics":\{[^{}]*?"MQM":(-?[0-9][0-9.eE+-]*)')
 _MISSING = ("", "none", "nan", "na")
 
 
@@ -242,6 +244,26 @@ def read_mqm_ratings(path: str | Path, fmt: str = "auto") -> Iterator[MqmRating]
                         category, severity, lineno)
     if not n_rows:
         raise InputError("no ratings", path, expected=f"rows of {' '.join(columns)}")
+
+
+def read_published_mqm(path: str | Path) -> dict[tuple[str, str], float]:
+    """(system, globalSegId) -> the segment MQM a Marot export stores in its rows' metadata
+    (``segment.metrics.MQM``, any row of the item, attention checks included); empty for files
+    without it. The first value of an item wins."""
+    if check_human_format(path, "auto") != "marot-sxs":
+        return {}
+    out: dict[tuple[str, str], float] = {}
+    for lineno, line in enumerate(iter_lines(path, allow_empty_file=False), 1):
+        cols = line.split("\t")
+        if lineno == 1 or len(cols) < len(MAROT_COLUMNS):
+            continue
+        found = _PUBLISHED_MQM.search(cols[9])
+        if found:
+            try:
+                out.setdefault((cols[0], cols[3]), float(found.group(1)))
+            except ValueError:
+                raise InputError(f"metadata MQM {found.group(1)!r} is not a number", path, lineno) from None
+    return out
 
 
 @dataclass

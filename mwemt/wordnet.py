@@ -75,6 +75,29 @@ def available() -> bool:
         return False
 
 
+def multiword_lemmas() -> list[str]:
+    """WordNet 3.0's multiword lemmas, lowercased, words joined by spaces ("ivory tower", "take care"):
+    an English MWE list that needs nothing beyond Debian's WordNet. Empty when WordNet is missing."""
+    if not available():
+        install()
+        if not available():
+            return []
+    from nltk.corpus import wordnet as wn
+
+    return sorted({name.replace("_", " ").lower() for name in wn.all_lemma_names() if "_" in name.strip("_")})
+
+
+def multiword_entries() -> list:
+    """`multiword_lemmas` as lexicon entries (`mwemt.records.LexiconEntry`); an error without WordNet."""
+    from mwemt.errors import MwemtError
+    from mwemt.records import LexiconEntry
+
+    lemmas = multiword_lemmas()
+    if not lemmas:
+        raise MwemtError("WordNet is not installed here (Debian's wordnet-base); give an MWE lexicon file")
+    return [LexiconEntry(tuple(m.split())) for m in lemmas]
+
+
 if __name__ == "__main__":
     where = install()
     if where is None:

@@ -12,6 +12,7 @@ import pytest
 from test_compositionality import tiny_corpus
 
 from mwemt.cli import main
+from mwemt.errors import MwemtError
 
 FIX = "tests/fixtures/compositionality"
 SMALL = ["--dim", "20", "--epochs", "10", "--min-count", "2", "--window", "2", "--ppmi-window", "2",
@@ -99,3 +100,82 @@ def test_word2vec_is_reproducible_across_processes(tmp_path, corpus_and_lexicon)
     a, b = np.load(tmp_path / "v0" / "w2v.npy"), np.load(tmp_path / "v1" / "w2v.npy")
     assert a.shape == b.shape and np.array_equal(a, b)
     assert (tmp_path / "v0" / "w2v.tokens.txt").read_text() == (tmp_path / "v1" / "w2v.tokens.txt").read_text()
+
+
+def test_weights_from_references_to_tesla_comp(tmp_path, corpus_and_lexicon, capsys, monkeypatch):
+    corpus, lex = corpus_and_lexicon
+    vec = tmp_path / "vec"
+    assert main(["compositionality", "vectors", "--corpus", f"{corpus}::1", "--lexicon", str(lex),
+                 "--out", str(vec), *SMALL]) == 0
+    ref = tmp_path / "ref.en"
+    ref.write_text("We ate apple pie today .\nShe lives in an ivory tower .\nApple pies are sweet .\n"
+                   "Once in a blue moon .\nNothing here .\n", encoding="utf-8")
+    out = tmp_path / "w.tsv"
+    capsys.readouterr()
+    assert main(["compositionality", "weights", "--ref", str(ref), "--lexicon", str(lex), "--vectors", str(vec),
+                 "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    # apple pie twice, ivory tower and blue moon once; blue moon never occurs in the corpus: NA, not dropped
+    assert "5 reference lines: 4 occurrences of 3 distinct MWEs (lex.txt, 3 entries) in 4 lines" in err
+    assert "predicted 2 of 3 MWEs (67%), 3 of 4 occurrences (75%)" in err
+    assert "NA: blue moon (1x): MWE token 'blue_moon' not in ppmi" in err
+    header, *rows = out.read_text().splitlines()
+    assert header == "mwe\tcompositionality\treference_occurrences\tnote"
+    cells = {r.split("\t")[0]: r.split("\t")[1:] for r in rows}
+    assert cells["apple pie"][1] == "2" and cells["blue moon"][0] == "NA"
+    assert float(cells["apple pie"][0]) > float(cells["ivory tower"][0])
+    man = json.loads((tmp_path / "w.tsv.manifest.json").read_text())
+    assert man["counts"]["predicted"] == 2 and man["not_predicted"][0]["mwe"] == "blue moon"
+    # tesla-comp reads the file: blue moon is found and weighted by the default, and said so
+    hyp = tmp_path / "hyp.en"
+    hyp.write_text("We ate cake today .\nShe lives in a white tower .\nApple pies are sweet .\n"
+                   "Once in a while .\nNothing here .\n", encoding="utf-8")
+    assert main(["score", "--hyp", f"H={hyp}", "--ref", str(ref), "--metrics", "tesla-comp",
+                 "--compositionality", str(out)]) == 0
+    table = capsys.readouterr().out
+    row = next(x.split() for x in table.splitlines() if x.startswith("H ") and len(x.split()) == 5)
+    assert row == ["H", "4", "1", "2", "1"] and "default median=0.5" in table  # found, in hyp, predicted, default
+    # without --vectors and nothing cached: a clear error
+    monkeypatch.delenv("MWEMT_VECTORS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["compositionality", "weights", "--ref", str(ref), "--lexicon", str(lex), "-o", str(out)]) == 2
+    assert "no vectors: give --vectors DIR" in capsys.readouterr().err
+    monkeypatch.setenv("MWEMT_VECTORS", str(vec))
+    assert main(["compositionality", "weights", "--ref", str(ref), "--lexicon", str(lex), "-o", str(out), "-q"]) == 0
+
+
+def test_wordnet_multiword_lemmas():
+    from mwemt.wordnet import available, install, multiword_lemmas
+
+    if not available() and install() is None:
+        pytest.skip("WordNet is not installed here")
+    lemmas = multiword_lemmas()
+    assert len(lemmas) > 60000 and "ivory tower" in lemmas and "take care" in lemmas
+    assert all(" " in m and m == m.lower() for m in lemmas[:1000])
+
+
+def test_wordnet_as_a_lexicon(tmp_path, capsys, monkeypatch):
+    from mwemt.compositionality.weights import find_reference_mwes, reference_annotator
+    from mwemt.wordnet import available, install
+
+    if not available() and install() is None:
+        pytest.skip("WordNet is not installed here")
+    out = tmp_path / "wn.txt"
+    assert main(["lexicon", "convert", "wordnet", "-o", str(out)]) == 0
+    entries = [x for x in out.read_text(encoding="utf-8").splitlines() if not x.startswith("#")]
+    assert len(entries) > 60000 and "ivory tower" in entries
+    assert "wrote" in capsys.readouterr().err
+    # the annotator over WordNet's MWEs (a slice of them: compiling all 64k takes seconds)
+    from mwemt.compositionality import weights
+    from mwemt.wordnet import multiword_entries
+
+    some = [e for e in multiword_entries() if " ".join(e.lemmas) in ("ivory tower", "take care", "in the end")]
+    monkeypatch.setattr(weights, "multiword_entries", lambda: some)
+    found = find_reference_mwes(["She lives in an ivory tower .", "They took care of it in the end ."],
+                                reference_annotator("wordnet"))
+    assert found.counts["ivory tower"] == 1 and found.counts["take care"] == 1 and found.counts["in the end"] == 1
+    assert found.lines == 2 and found.lines_with_mwes == 2
+    annotator = reference_annotator("wordnet")
+    assert annotator.max_gap == 0 and annotator.filters is None  # tesla-comp's look-up: contiguous, unfiltered
+    with pytest.raises(MwemtError, match="English"):
+        reference_annotator("wordnet", lang="de")

@@ -88,8 +88,9 @@ def test_meta_eval_cli(ev, tmp_path, capsys):
     assert main(["meta-eval", "--human", str(ev / "human.tsv"), "--human-lower-better", "--metric",
                  f"M={ev / 'metric.tsv'}", "--json", "-o", str(out_json), "--bootstrap", "50"]) == 0
     res = json.loads(out_json.read_text())["results"][0]
-    assert res["metric"] == "M" and res["tau_wmt13"] == pytest.approx(-0.6)  # human negated
-    assert set(res["ci"]) >= {"tau_wmt13", "tau_wmt14", "pearson_seg", "pearson_sys", "kendall_sys"}
+    assert res["metric"] == "M" and res["values"]["tau_wmt13"] == pytest.approx(-0.6)  # human negated
+    assert set(res["ci"]) >= {"tau_wmt13", "tau_wmt14", "acc_eq", "pearson_seg", "pearson_item", "kendall_item",
+                              "pairwise_acc_sys", "pearson_sys", "kendall_sys"}
 
 
 def test_score_wires_tesla_compositionality(ev, tmp_path):
@@ -113,3 +114,94 @@ def test_score_copy_of_the_baseline_is_not_significant(ev, tmp_path):
     metrics = json.loads(out.read_text())["metrics"]
     # sacrebleu's paired test, used for BLEU and chrF before, gave p = 1/101 = 0.0099 here
     assert [metrics[m]["systems"]["copy"]["p_value"] for m in ("bleu", "chrf")] == [1.0, 1.0]
+
+
+def test_meta_eval_stops_when_segment_ids_do_not_line_up(tmp_path, capsys):
+    # the human file uses the test set's ids (101..140), the metric file line numbers (1..40): only the
+    # ids 101..140 vs 1..40 never meet, and a file numbered 1..120 would meet on 20 ids by accident
+    human = tmp_path / "human.tsv"
+    human.write_text("system\tseg_id\tscore\n" + "".join(f"{s}\t{g}\t{(g * 7 + ord(s)) % 5}\n"
+                                                          for s in "AB" for g in range(101, 141)), encoding="utf-8")
+    metric = tmp_path / "m.seg.tsv"
+    metric.write_text("system\tseg_id\tscore\n" + "".join(f"{s}\t{g}\t{g % 3}\n" for s in "AB" for g in range(1, 121)),
+                      encoding="utf-8")
+    assert main(["meta-eval", "--human", str(human), "--metric", str(metric), "--bootstrap", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "has no row for 40 of the 80 items judged" in err and "(50.0%)" in err
+    assert "20 judged segment ids without a row, e.g. 121, 122, 123" in err
+    assert "100 segment ids the human file does not judge, e.g. 1, 2, 3" in err
+    assert "mwemt score --ids" in err and "--allow-partial" in err
+    assert main(["meta-eval", "--human", str(human), "--metric", str(metric), "--bootstrap", "0",
+                 "--allow-partial"]) == 0
+    out, err = capsys.readouterr()
+    assert "correlating the common items" in err and "20 segments, 2 systems, 40 judged items" in out
+
+
+def test_meta_eval_compare_one_pair(ev, tmp_path, capsys):
+    other = tmp_path / "other.tsv"
+    rows = (ev / "metric.tsv").read_text().splitlines()
+    other.write_text("\n".join([rows[0], *[r.rsplit("\t", 1)[0] + f"\t{k % 4}" for k, r in enumerate(rows[1:])]])
+                     + "\n", encoding="utf-8")
+    third = tmp_path / "third.tsv"
+    third.write_text((ev / "metric.tsv").read_text(), encoding="utf-8")
+    code = main(["meta-eval", "--human", str(ev / "human.tsv"), "--metric", str(ev / "metric.tsv"),
+                 "--metric", str(other), "--metric", f"copy={third}", "--compare", "metric,copy",
+                 "--bootstrap", "20", "--permutations", "20"])
+    out = capsys.readouterr().out
+    assert code == 0 and "Paired comparisons" in out and "other" not in out
+    assert "metric  copy" in out and "+0.000  [+0.000, +0.000]  1.000" in out
+    # the pair comes out as asked, A - B, even when B is the earlier --metric
+    code = main(["meta-eval", "--human", str(ev / "human.tsv"), "--metric", str(ev / "metric.tsv"),
+                 "--metric", str(other), "--compare", "other,metric", "--bootstrap", "20", "--permutations", "20"])
+    rows = [x.split()[:2] for x in capsys.readouterr().out.splitlines()]
+    assert code == 0 and ["other", "metric"] in rows and ["metric", "other"] not in rows
+    assert main(["meta-eval", "--human", str(ev / "human.tsv"), "--metric", str(ev / "metric.tsv"),
+                 "--compare", "metric,nope"]) == 2
+    assert "--compare names nope" in capsys.readouterr().err
+
+
+def test_score_writes_the_given_segment_ids(ev, tmp_path, capsys):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("s10\ns11\ns12\ns13\n", encoding="utf-8")
+    seg = tmp_path / "seg"
+    assert main(["score", "--hyp", f"A={ev / 'hyp_a.it'}", "--ref", str(ev / "ref.it"), "--ids", str(ids),
+                 "--metrics", "chrf", "--sentence-scores", str(seg)]) == 0
+    rows = (seg / "chrf.seg.tsv").read_text().splitlines()
+    assert [r.split("\t")[1] for r in rows] == ["seg_id", "s10", "s11", "s12", "s13"]
+    assert "line numbers" not in capsys.readouterr().err
+    # without ids: line numbers, and a note that says so
+    assert main(["score", "--hyp", f"A={ev / 'hyp_a.it'}", "--ref", str(ev / "ref.it"), "--metrics", "chrf",
+                 "--sentence-scores", str(seg)]) == 0
+    err = capsys.readouterr().err
+    assert "segment ids in" in err and "are line numbers 1..4" in err
+    for text, message in (("s10\ns11\ns10\ns13\n", "ids.txt:3: duplicate segment id 's10' (also line 1)"),
+                          ("s10\ns11\n", "ids.txt: 2 segment ids for 4 sentences"),
+                          ("s10\n\ns12\ns13\n", "ids.txt:2: segment id ''")):
+        ids.write_text(text, encoding="utf-8")
+        assert main(["score", "--hyp", str(ev / "hyp_a.it"), "--ref", str(ev / "ref.it"), "--ids", str(ids)]) == 2
+        assert message in capsys.readouterr().err
+    # ids that contradict the test set's
+    ids.write_text("1\n2\n9\n4\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(ev / "hyp_a.it"), "--testset", str(ev / "testset.jsonl"), "--ids", str(ids),
+                 "--metrics", "chrf"]) == 2
+    assert "ids.txt:3: segment id '9', but sentence 3 of the test set has id '3'" in capsys.readouterr().err
+
+
+def test_tesla_comp_says_what_it_did(ev, tmp_path, capsys):
+    # one MWE with a prediction, one listed without (NA): both are found in the references and counted
+    comp = tmp_path / "comp.tsv"
+    rows = (ev / "comp.it.tsv").read_text(encoding="utf-8").splitlines()
+    body = [r for r in rows if r.strip() and not r.startswith("mwe")]
+    comp.write_text("mwe\tcompositionality\n" + body[0] + "\n" + body[1].split("\t")[0] + "\tNA\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(ev / "hyp_a.it"), "--hyp", str(ev / "hyp_b.it"), "--ref", str(ev / "ref.it"),
+                 "--metrics", "tesla-comp", "--compositionality", str(comp), "--lang", "it",
+                 "--tesla-default", "0.25"]) == 0
+    out = capsys.readouterr().out
+    assert "tesla-comp: reference MWEs per system" in out
+    assert "unmatched: predicted  default 0.25" in out
+    # hypothesis b lacks both reference MWEs: one weighted by its prediction, one by the default
+    assert "hyp_b.it         2       0                     1             1" in out
+    assert "comp-default:0.25" in out
+    assert main(["score", "--hyp", str(ev / "hyp_a.it"), "--ref", str(ev / "ref.it"), "--metrics", "tesla-comp",
+                 "--compositionality", str(comp), "--lang", "it", "--tesla-default", "2"]) == 2
+    assert "expected a weight in [0, 1] or 'median'" in capsys.readouterr().err

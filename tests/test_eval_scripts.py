@@ -27,7 +27,7 @@ def test_meta_eval_wmt_on_mqm(shared, tmp_path, capsys):
     assert rep["mqm_mismatches"] == 0
     (res,) = rep["results"]
     assert res["n_items"] == 13 * 529
-    assert 0 < res["tau_wmt14"] < res["tau_wmt13"] < 0.5  # BLEU agrees weakly with MQM, and ties cost it
+    assert 0 < res["values"]["tau_wmt14"] < res["values"]["tau_wmt13"] < 0.5  # BLEU agrees weakly with MQM, ties cost it
     assert (tmp_path / "bleu.seg.tsv").read_text().count("\n") == 13 * 529 + 1
 
 

@@ -1,5 +1,5 @@
-"""`mwemt demo` end to end at a smaller size: every stage runs, a rerun is all cache hits, a changed
-translate setting reruns exactly translate and score, and a training stage that never finished
+"""`mwemt demo` end to end at a smaller size: every stage runs (the comparison reports too), a rerun
+is all cache hits, a changed translate setting reruns exactly translate, score and report, and a training stage that never finished
 (no DONE) resumes in its own directory from its checkpoint."""
 
 from __future__ import annotations
@@ -43,7 +43,15 @@ def test_demo_end_to_end_cached_and_partial_rerun(tmp_path):
         in first.stdout
     for name in ("results.md", "results.json", "results.csv", "results.png", "manifest.json"):
         assert (run / name).is_file(), name
+    for test in ("general", "mwe"):
+        for name in ("index.html", "report.md", "report.json"):
+            assert (run / "report" / test / name).is_file(), (test, name)
     results = json.loads((run / "results.json").read_text())
+    assert results["reports"] == {"general": "report/general/index.html", "mwe": "report/mwe/index.html"}
+    report = json.loads((run / "report" / "mwe" / "report.json").read_text())
+    assert report["systems"] == results["systems"] and report["mwe"]["n_mwes"] > 0
+    mwe_score = next(m for m in report["aggregate"] if m["key"] == "mwe")
+    assert mwe_score["systems"]["iob"]["score"] == results["scores"]["iob"]["mwe/mwe"]["score"]
     assert results["systems"] == ["baseline", "dictionary", "backtranslation", "words-with-spaces", "iob"]
     status = stage_status(run)
     assert set(status.values()) == {"ran"}
@@ -59,8 +67,8 @@ def test_demo_end_to_end_cached_and_partial_rerun(tmp_path):
     third = demo(run, "translate.beam=1")
     assert third.returncode == 0, third.stderr[-3000:]
     ran = {k for k, v in stage_status(run).items() if v == "ran"}
-    assert {stage for stage, _ in ran} == {"translate", "score"}
-    assert len(ran) == 5 * 2 + 2
+    assert {stage for stage, _ in ran} == {"translate", "score", "report"}
+    assert len(ran) == 5 * 2 + 2 + 2
 
     # a training stage killed before DONE: its directory (checkpoints) is kept and training resumes there
     (done,) = list(run.glob("stages/train/iob/*/DONE"))

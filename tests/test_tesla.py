@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from mwemt.errors import InputError, MwemtError
 from mwemt.evaluate.similarity import english_wordnet
-from mwemt.evaluate.tesla import Tesla
+from mwemt.evaluate.tesla import CompositionalityTable, Tesla
 from mwemt.formats import read_compositionality
 from mwemt.preprocess.annotate import load_lexicon
 
@@ -66,8 +66,8 @@ def test_an_exactly_matched_mwe_is_not_penalised(variant):
 def test_missing_compositionality_uses_the_default_and_is_counted(fixtures):
     lex = load_lexicon(fixtures / "tesla" / "lex_it.tsv", "list", lang="it")
     comp = read_compositionality(fixtures / "tesla" / "comp_it.tsv")
-    metric = Tesla("tesla-comp", lang="it", lexicon=lex, compositionality=comp)
-    # "semaforo rosso" has no value: default 0.5; "torre d'avorio" has 0.15
+    metric = Tesla("tesla-comp", lang="it", lexicon=lex, compositionality=comp, default_compositionality=0.5)
+    # "semaforo rosso" has no value: default 0.5 as asked; "torre d'avorio" has 0.15
     hyps = ["il semaforo verde", "una torre bianca"]
     refs = ["il semaforo rosso", "una torre d'avorio"]
     got = metric.corpus_score(hyps, refs, sentence_level=True)
@@ -83,6 +83,11 @@ def test_missing_compositionality_uses_the_default_and_is_counted(fixtures):
     p2, r2 = 0.15 / 2, 0.15 / 3
     f2 = p2 * r2 / (0.8 * p2 + 0.2 * r2)
     assert got.sentence_scores[1] == pytest.approx(100 * (f1 + f2) / 3)
+    # without a default asked for: the median of the predictions (one, 0.15), so "semaforo" keeps 0.15
+    default = Tesla("tesla-comp", lang="it", lexicon=lex, compositionality=comp)
+    assert default.default_rule == "median=0.15" and default.signature().get("comp-default") == "median=0.15"
+    assert default.sentence_scores(default.sentence_stats(hyps[:1], refs[:1]))[0] == pytest.approx(
+        100 * (0.25 / 2.1 + 0.075) / 3)
     assert got.signature.get("comp").startswith("dict@") and got.signature.get("comp-default") == "0.5"
     assert got.score == pytest.approx(sum(got.sentence_scores) / 2)
 
@@ -215,3 +220,25 @@ def test_scores_are_bounded_and_ordered_by_variant(hyp, ref):
     # compositionality only ever scales links down, and tesla-01 scales them to zero
     assert zero <= comp + 1e-9 <= plain + 2e-9
     assert _metric("tesla-comp").sentence_score(ref, ref) == pytest.approx(100.0)
+
+
+def test_na_entries_are_mwes_without_a_prediction(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_text("mwe\tcompositionality\tnote\nivory tower\t0.1\nsnail mail\tNA\tnot in the vectors\n"
+                    "traffic light\t0.3\nbus\t0.9\n", encoding="utf-8")
+    assert read_compositionality(path) == {"ivory tower": 0.1, "traffic light": 0.3, "bus": 0.9}
+    assert read_compositionality(path, keep_missing=True)["snail mail"] is None
+    table = CompositionalityTable.from_file(path)
+    assert table.unscored == {"snail mail"} and table.median() == pytest.approx(0.3)
+    # the NA entry is still an MWE of the lexicon: found, unmatched, weighted by the default (here the
+    # median of the predictions, 0.3) and counted; the single word "bus" is reported as ignored
+    metric = Tesla("tesla-comp", lang="en", compositionality=table, default_compositionality="median")
+    got = metric.corpus_score(["They sent a letter by post", "They live in an ivory tower"],
+                              ["They sent it by snail mail", "They live in an ivory tower"])
+    assert got.extra["ref_mwes"] == 2 and got.extra["ref_mwes_matched"] == 1
+    assert got.extra["unmatched_without_compositionality"] == 1 and got.extra["unmatched_with_compositionality"] == 0
+    assert got.extra["default_compositionality"] == pytest.approx(0.3)
+    assert got.extra["table_single_words_ignored"] == 1
+    assert got.signature.get("comp-default") == "median=0.3"
+    with pytest.raises(MwemtError, match="'median'"):
+        Tesla("tesla-comp", lang="en", compositionality=table, default_compositionality="mean")

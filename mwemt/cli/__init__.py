@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("mwemt.cli.train", "train a (factored) fairseq model from a YAML config"),
     "translate": ("mwemt.cli.translate", "translate raw text with a model directory"),
     "score": ("mwemt.cli.score", "BLEU, chrF, MWE score and TESLA-like metrics with signatures"),
+    "compare": ("mwemt.cli.compare", "compare systems MWE by MWE: an HTML/Markdown/JSON report with buckets and examples"),
     "meta-eval": ("mwemt.cli.meta_eval", "correlate metric scores with human judgments"),
     "compositionality": ("mwemt.cli.compositionality", "predict MWE compositionality and evaluate it against ratings"),
     "run": ("mwemt.cli.run", "run an experiment grid from a YAML config, with caching and resume"),

@@ -23,12 +23,32 @@ steps:
   contextual  (optional) score MWEs from sentences: how similar a sentence stays when the MWE is
             replaced by one of its parts, with the packaged all-MiniLM-L6-v2 encoder (offline)
   evaluate  Pearson and Spearman (with p-values) and coverage against human ratings
+  weights   find the MWEs of reference translations and predict their compositionality: the
+            file 'mwemt score --metrics tesla-comp --compositionality' reads, in one step
 
 examples:
   mwemt compositionality vectors --corpus eng-ita.anki.tsv::1 --corpus europarl.en.gz \\
       --lexicon compounds.txt --lang en --out vec/
   mwemt compositionality predict --vectors vec/ --mwes compounds.txt --model ppmi --method alpha -o comp.tsv
-  mwemt compositionality evaluate --pred comp.tsv --gold reddy2011.csv --format reddy"""
+  mwemt compositionality evaluate --pred comp.tsv --gold reddy2011.csv --format reddy
+  mwemt compositionality weights --ref newstest.ref.en -o weights.tsv      # English references"""
+
+WEIGHTS_EPILOG = """\
+1. MWEs: each reference line is lemmatized and matched against --lexicon (contiguous matches, as
+   tesla-comp matches them). 'wordnet' (default) is WordNet 3.0's 64k multiword lemmas, offline.
+2. predictions: --model/--method score every distinct MWE against its parts in --vectors, a directory
+   written by 'mwemt compositionality vectors'. Without --vectors: $MWEMT_VECTORS, else the largest
+   cached English vectors under runs/compositionality-cache (the corpus-scale Wikipedia vectors once
+   built; see docs/compositionality.md).
+3. output: mwe<TAB>score (rescaled by --rescale), NA for MWEs without a prediction, then their
+   number of occurrences in the references and the reason. tesla-comp reads the file as its
+   lexicon and weights: NA MWEs get its default weight (--tesla-default) and are counted in its
+   table. Coverage is printed on stderr and stored in OUT.manifest.json.
+
+example:
+  mwemt compositionality weights --ref wmt23/reference.txt --vectors vec/ -o wmt23/weights.tsv
+  mwemt score --ref wmt23/reference.txt --hyp A=wmt23/hyp/A.txt --metrics tesla,tesla-comp \\
+      --compositionality wmt23/weights.tsv"""
 
 VECTORS_EPILOG = """\
 --corpus takes a text file (.gz is fine), or PATH::N for the N-th TAB column of a TSV (1-based),
@@ -155,6 +175,32 @@ def configure(p: argparse.ArgumentParser) -> None:
     cx.add_argument("--out", "-o", default="-", help="score file (default: stdout)")
     cx.add_argument("--quiet", "-q", action="store_true", help="no progress or summary on stderr")
 
+    w = sub.add_parser("weights", help="reference file -> MWEs -> predicted compositionality -> tesla-comp weights",
+                       description="Find the MWEs of reference translations with a lexicon, predict their "
+                                   "compositionality from corpus vectors and write the weights tesla-comp reads.",
+                       epilog=WEIGHTS_EPILOG, formatter_class=fmt)
+    w.add_argument("--ref", "-r", required=True, action="append", metavar="PATH",
+                   help="reference translations, one sentence per line; repeatable")
+    w.add_argument("--lexicon", "-l", default="wordnet",
+                   help="MWE lexicon, or 'wordnet' for WordNet 3.0's multiword lemmas (default: %(default)s)")
+    w.add_argument("--lexicon-format", default="auto",
+                   choices=("auto", "list", "bilingual", "oewn", "wn-aligned", "cupt", "lidioms", "epie"),
+                   help="--lexicon file format (default: %(default)s)")
+    w.add_argument("--vectors", "-V", help="vectors directory (default: $MWEMT_VECTORS, else the largest cached "
+                                           "vectors for --lang)")
+    w.add_argument("--model", default="ppmi", choices=("w2v", "ppmi"), help="vector model (default: %(default)s)")
+    w.add_argument("--method", default="alpha", choices=("direct", "alpha"),
+                   help="prediction method (default: %(default)s)")
+    w.add_argument("--alpha", type=float, default=0.7, help="weight of the first component (default: %(default)s)")
+    w.add_argument("--rescale", default=None, choices=("none", "minmax", "rank"),
+                   help="spread the predictions over [0,1] keeping their order (default: minmax, the choice "
+                        "measured on WMT23 ZH-EN MQM, see docs/tesla.md)")
+    w.add_argument("--lang", default="en", help="language of the references (default: %(default)s)")
+    w.add_argument("--lemmatizer", default="simplemma", choices=("simplemma", "wordnet", "spacy", "none"),
+                   help="lemmatizer, as tesla-comp's (default: %(default)s)")
+    w.add_argument("--out", "-o", required=True, help="weights file (TSV)")
+    w.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+
     e = sub.add_parser("evaluate", help="correlate predictions with human compositionality ratings",
                        description="Pearson and Spearman correlation (with p-values) and coverage of a "
                                    "score file against human ratings.",
@@ -168,7 +214,58 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     return {"vectors": _vectors, "predict": _predict, "contextual": _contextual,
-            "evaluate": _evaluate}[args.step](args)
+            "evaluate": _evaluate, "weights": _weights}[args.step](args)
+
+
+def _weights(args: argparse.Namespace) -> int:
+    from mwemt.compositionality.weights import (
+        DEFAULT_RESCALE,
+        cached_vectors,
+        compositionality_weights,
+        coverage,
+        find_reference_mwes,
+        reference_annotator,
+        write_weights,
+    )
+    from mwemt.fileio import iter_lines
+    from mwemt.provenance import manifest, write_json
+
+    vectors = args.vectors or cached_vectors(args.lang)
+    if vectors is None:
+        raise MwemtError(f"no vectors: give --vectors DIR (built by 'mwemt compositionality vectors'), or set "
+                         f"$MWEMT_VECTORS; none are cached for {args.lang!r} under runs/compositionality-cache")
+    annotator = reference_annotator(args.lexicon, args.lexicon_format, lang=args.lang, lemmatizer=args.lemmatizer)
+    lexicon = annotator.lexicon
+    lines = (line for path in args.ref for line in iter_lines(path))
+    found = find_reference_mwes(lines, annotator)
+    scaling = args.rescale or DEFAULT_RESCALE
+    weights = compositionality_weights(found, vectors, model=args.model, method=args.method, alpha=args.alpha,
+                                       scaling=scaling)
+    write_weights(args.out, weights)
+    cov = coverage(weights)
+    write_json(args.out + ".manifest.json", manifest(
+        "compositionality-weights", inputs={**{f"ref:{k}": p for k, p in enumerate(args.ref)},
+                                            **({"lexicon": args.lexicon} if args.lexicon != "wordnet" else {})},
+        config={"lexicon": lexicon.name, "lang": args.lang, "lemmatizer": args.lemmatizer, "model": args.model,
+                "method": args.method, "alpha": args.alpha, "rescale": scaling, "vectors": str(vectors)},
+        counts={"reference_lines": found.lines, "lines_with_mwes": found.lines_with_mwes, "mwes": cov.mwes,
+                "predicted": cov.predicted, "occurrences": cov.occurrences,
+                "occurrences_predicted": cov.occurrences_predicted},
+        not_predicted=[{"mwe": w.mwe, "occurrences": w.occurrences, "reason": w.reason}
+                       for w in weights if w.score is None]))
+    if not args.quiet:
+        say = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+        say(f"{found.lines} reference lines: {found.occurrences} occurrences of {len(found.counts)} distinct MWEs "
+            f"({lexicon.name}, {len(lexicon)} entries) in {found.lines_with_mwes} lines")
+        say(f"{cov.describe()} with {args.model}:{args.method} from {vectors}; rescale {scaling}")
+        missing = [w for w in weights if w.score is None]
+        for w in missing[:5]:
+            say(f"  NA: {w.mwe} ({w.occurrences}x): {w.reason}")
+        if len(missing) > 5:
+            say(f"  ... {len(missing) - 5} more NA (all in {args.out} and its manifest); "
+                "tesla-comp gives them its default weight")
+        say(f"wrote {args.out}")
+    return 0
 
 
 def _vectors(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ every stage is cached in the run directory."""
 
 EPILOG = """\
 examples:
-  mwemt demo                          # runs/demo/results.md, .json, .csv, .png
+  mwemt demo                          # runs/demo/results.md, .json, .csv, .png; runs/demo/report/*/index.html
   mwemt demo --small                  # fewer epochs and sentences: a quick smoke test (~1-2 min)
   mwemt demo --set train.max_epoch=60 --run-dir runs/demo-long
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import Counter
 
@@ -20,6 +21,7 @@ examples:
   mwemt lexicon extract --cupt a.cupt b.cupt --min-count 2 --out lex.tsv
   mwemt lexicon convert oewn_mwe.tsv --format oewn --out oewn.lex.tsv
   mwemt lexicon convert lidioms/de/german.ttl --out de-idioms.lex.tsv     # format from the extension
+  mwemt lexicon convert wordnet --out wordnet-mwes.txt                    # WordNet 3.0's 64k English MWEs
   mwemt lexicon stats epie-idioms/                                         # EPIE lists + instance counts
   mwemt lexicon stats train.lex.tsv
   mwemt lexicon filters --cupt train.cupt --out train.lex.filters.json
@@ -61,7 +63,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     c = sub.add_parser("convert", help="any lexicon format -> list lexicon", formatter_class=fmt,
                        description="Read a lexicon in any supported format and write the list format.",
                        epilog="example:\n  mwemt lexicon convert oewn_mwe.tsv --format oewn --out oewn.lex.tsv")
-    c.add_argument("lexicon", help="input lexicon")
+    c.add_argument("lexicon", help="input lexicon, or 'wordnet' for WordNet 3.0's English multiword lemmas")
     c.add_argument("--format", "-f", default="auto", choices=LEXICON_FORMATS,
                    help="input format (default: %(default)s: by extension and header)")
     c.add_argument("--side", default="source", choices=LEXICON_SIDES,
@@ -139,7 +141,12 @@ def _extract(args) -> int:
 def _convert(args) -> int:
     from mwemt.formats import read_lexicon_entries, write_list_lexicon
 
-    entries = read_lexicon_entries(args.lexicon, args.format, side=args.side, lang=args.lang)
+    if args.lexicon == "wordnet" and not os.path.exists(args.lexicon):
+        from mwemt.wordnet import multiword_entries
+
+        entries = multiword_entries()
+    else:
+        entries = read_lexicon_entries(args.lexicon, args.format, side=args.side, lang=args.lang)
     n = write_list_lexicon(args.out, entries, header=f"mwemt lexicon convert {args.lexicon} ({args.format})")
     print(f"wrote {n} entries to {args.out}", file=sys.stderr)
     return 0

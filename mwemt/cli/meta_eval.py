@@ -32,16 +32,29 @@ Fluency/Punctuation 0.1, Major Non-translation 25), marot (the Marot viewer's de
 weight source issues and creative reinterpretation 0), or a file of severity<TAB>category<TAB>weight
 rules, first match wins, '*' matches any text.
 
-statistics (pairs = two systems' translations of the same segment, human ties left out):
-  tau WMT13    (C - D) / (C + D)          metric ties excluded
-  tau WMT14    (C - D) / (C + D + T)      metric ties count against the metric
-  Pearson seg  over all judged items;  Pearson/Kendall sys  over per-system mean scores
-  [lo, hi]     95% percentile bootstrap interval over resampled segments (seeded)
+statistics (higher is better; pairs = two systems' translations of the same segment):
+  segment level  tau13 (C - D) / (C + D), metric ties excluded;  tau14 (C - D) / (C + D + T), human ties left out
+                 acc-eq: pairwise accuracy with ties (Deutsch et al. 2023) per segment, averaged, at the tie
+                 threshold eps that maximizes it (tie calibration);  Pearson over all items (no grouping);
+                 Pearson/item, Kendall/item: per segment, averaged over segments
+  system level   pairwise accuracy (Kocmi et al. 2021), Pearson, Kendall tau-b of per-system mean scores
+  [lo, hi]       95% percentile bootstrap interval over resampled segments (seeded)
+paired comparisons (two or more metrics): for each pair A, B and each statistic, A - B with a paired
+bootstrap CI (the same resampled segments for both) and a permutation p-value (each segment's scores
+swapped between A and B at random, z-normalized); significance clusters: rank 1 = the best metric and
+every metric not significantly worse than it (p >= 0.05). --compare A,B shows one pair.
+
+segment ids: the human and metric files must score the same (system, seg_id) items. When a metric
+file lacks more than 1% of the judged items, meta-eval stops (exit 2) and names counts and example
+ids: score with the ids of the judgements (mwemt score --ids ids.txt, or --testset testset.jsonl as
+written by extract). --allow-partial correlates the common items anyway.
 
 examples:
   mwemt meta-eval --human mqm_ted_ende.avg_seg_scores.tsv --metric seg/bleu.seg.tsv --exclude-system ref-A
   mwemt meta-eval --human mqm_ted_ende.tsv --mqm-weights marot --metric seg/chrf.seg.tsv
   mwemt meta-eval --human da.tsv --metric COMET=comet.tsv --json -o meta.json
+  mwemt meta-eval --human sxs_mqm.tsv.tar.gz --metric seg/tesla.seg.tsv --metric seg/tesla-comp.seg.tsv \\
+      --compare tesla-comp,tesla
   mwemt meta-eval extract --human mqm_ted_ende.tsv --out ted/       # texts for `mwemt score`, see extract --help"""
 
 EXTRACT_EPILOG = """\
@@ -84,7 +97,13 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="leave a system out (e.g. the human reference); repeatable")
     p.add_argument("--bootstrap", type=int, default=1000,
                    help="bootstrap resamples for confidence intervals, 0 for none (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default: %(default)s)")
+    p.add_argument("--permutations", type=int, default=1000,
+                   help="random swaps per paired permutation test, 0 for none (default: %(default)s)")
+    p.add_argument("--compare", metavar="A,B",
+                   help="compare only these two metrics (default: every pair of --metric)")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="correlate the common items even when a metric file lacks many judged items")
+    p.add_argument("--seed", type=int, default=12345, help="bootstrap and permutation seed (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="write JSON with provenance instead of a table")
     p.add_argument("--output", "-o", default="-", help="output file, written atomically (default: stdout)")
     sub = p.add_subparsers(dest="action", metavar="[extract]", required=False)
@@ -121,15 +140,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _meta_eval(args: argparse.Namespace) -> int:
     from mwemt.evaluate.human_scores import MqmWeights, load_human_scores
-    from mwemt.evaluate.meta_eval import build_grid, meta_evaluate, read_segment_scores
-    from mwemt.evaluate.report import format_meta_table
+    from mwemt.evaluate.meta_compare import compare_metrics
+    from mwemt.evaluate.meta_eval import build_grid, read_segment_scores
+    from mwemt.evaluate.report import format_clusters, format_meta_table, format_paired_table
     from mwemt.fileio import atomic_write
     from mwemt.provenance import manifest, write_json
 
     if not args.human or not args.metric:
         raise MwemtError("give --human and at least one --metric (or the extract action); see --help")
-    if args.bootstrap < 0:
-        raise MwemtError("--bootstrap must be 0 or more")
+    if args.bootstrap < 0 or args.permutations < 0:
+        raise MwemtError("--bootstrap and --permutations must be 0 or more")
     metrics = [_metric_name(s) for s in args.metric]
     names = [n for n, _ in metrics]
     if len(set(names)) != len(names):
@@ -137,33 +157,76 @@ def _meta_eval(args: argparse.Namespace) -> int:
     unknown = set(args.metric_lower_better) - set(names)
     if unknown:
         raise MwemtError(f"--metric-lower-better names unknown metric(s): {', '.join(sorted(unknown))}")
+    focus = _compare_pair(args.compare, names)
     human = load_human_scores(args.human, args.human_format, lower_better=args.human_lower_better,
                               weights=MqmWeights.load(args.mqm_weights))
     for w in human.warnings:
         flag = "drop --human-lower-better" if args.human_lower_better else "pass --human-lower-better"
         print(f"mwemt meta-eval: warning: {w} ({flag})", file=sys.stderr)
     human_scores = human.oriented()
-    results = []
+    grids = {}
     for name, path in metrics:
         scores = read_segment_scores(path, negate=name in args.metric_lower_better)
+        _check_coverage(human_scores, scores, path, args)
         grid = build_grid(human_scores, scores, exclude_systems=args.exclude_system)
         if not grid.valid.any():
             raise MwemtError(f"{path}: no (system, seg_id) pair in common with {args.human}")
-        results.append(meta_evaluate(grid, name, n_bootstrap=args.bootstrap, seed=args.seed))
+        if focus is None or name in focus:
+            grids[name] = grid
+    if focus is not None:  # A - B in the order asked for, whatever the order of --metric
+        grids = {n: grids[n] for n in focus}
+    comparison = compare_metrics(grids, n_bootstrap=args.bootstrap, n_permutations=args.permutations,
+                                 seed=args.seed, pairs=[focus] if focus is not None else None,
+                                 progress=sys.stderr.isatty())
     if args.json:
         config = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "output"}
         inputs = {"human": args.human, **{f"metric:{n}": p for n, p in metrics}}
         if human.weights and human.weights.startswith("file:"):
             inputs["mqm_weights"] = args.mqm_weights
-        write_json(args.output, {"results": [r.as_dict() for r in results],
+        write_json(args.output, {**comparison.as_dict(),
                                  "human": {"format": human.format, "orientation": human.orientation,
-                                           "mqm_weights": human.weights, "warnings": human.warnings},
+                                           "mqm_weights": human.weights, "warnings": human.warnings,
+                                           "checks": human.checks},
                                  "orientation": "higher is better for every score (error scores negated)",
                                  "provenance": manifest("meta-eval", inputs=inputs, config=config, seed=args.seed)})
     else:
+        parts = [human.describe(), format_meta_table(comparison.results)]
+        if comparison.pairs:
+            parts.append(format_paired_table(comparison))
+        if comparison.clusters and len(grids) > 2:
+            parts.append(format_clusters(comparison))
         with atomic_write(args.output) as fh:
-            fh.write(human.describe() + "\n\n" + format_meta_table(results))
+            fh.write("\n".join(parts))
     return 0
+
+
+def _compare_pair(spec: str | None, names: list[str]) -> tuple[str, str] | None:
+    if spec is None:
+        return None
+    pair = tuple(x.strip() for x in spec.split(","))
+    if len(pair) != 2 or pair[0] == pair[1]:
+        raise MwemtError(f"--compare {spec!r}: expected two different metric names, A,B")
+    unknown = [x for x in pair if x not in names]
+    if unknown:
+        raise MwemtError(f"--compare names {', '.join(unknown)}, not a --metric (have: {', '.join(names)})")
+    return pair  # type: ignore[return-value]
+
+
+def _check_coverage(human_scores, scores, path: str, args: argparse.Namespace) -> None:
+    """Stop when a metric file lacks many judged items (segment ids that do not line up), warn for a few."""
+    from mwemt.evaluate.meta_eval import coverage
+
+    cov = coverage(human_scores, scores, args.exclude_system)
+    if not cov.missing:
+        return
+    message = cov.describe(path, args.human)
+    if cov.noticeable and not args.allow_partial:
+        hint = ("; pass --exclude-system for systems that are not scored (e.g. the reference)"
+                if cov.missing_systems else "")
+        raise MwemtError(f"{message}. The segment ids probably do not line up: score with the ids of the "
+                         f"judgements (mwemt score --ids ids.txt, or --testset testset.jsonl from meta-eval "
+                         f"extract){hint}, or pass --allow-partial to correlate the common items only")
+    print(f"mwemt meta-eval: warning: {message}; correlating the common items", file=sys.stderr)
 
 
 def _extract(args: argparse.Namespace) -> int:

@@ -12,8 +12,10 @@ bootstrap. Every stage is cached by the content hash of its inputs and its confi
 skips finished work, a changed input reruns exactly what depends on it, and an interrupted run
 (Ctrl-C, a killed job) resumes where it stopped: training continues from its last checkpoint.
 
-Writes RUN/results.md, results.json, results.csv, results.png and RUN/manifest.json (config,
-versions, seed, every stage's key, timing and output hashes); stages live in RUN/stages/."""
+Writes RUN/results.md, results.json, results.csv, results.png, a comparison report per test set in
+RUN/report/TEST/ (index.html: open it in a browser; report.md, report.json; as `mwemt compare` writes
+it: MWE hit rates by bucket, a per-MWE table, examples where systems differ) and RUN/manifest.json
+(config, versions, seed, every stage's key, timing and output hashes); stages live in RUN/stages/."""
 
 EPILOG = """\
 examples:
@@ -22,6 +24,7 @@ examples:
   mwemt run configs/demo.yaml --set train.max_epoch=5 --run-dir runs/demo-quick
   mwemt run configs/paper-small.yaml --dry-run              # show the resolved config and exit
   mwemt run configs/cpu-science.yaml --publish results/cpu-science   # + hyps, refs, rescore.sh for git
+  mwemt run configs/demo.yaml --set report.tests=[mwe] --set report.examples=4   # one report, fewer examples
 
 systems (config 'systems:'), after Zaninello & Birch (2020):
   baseline             plain text                    dictionary   + MWE dictionary pairs
@@ -71,6 +74,8 @@ def run_config(args: argparse.Namespace, config_path: str, default_run_dir: str 
     print(format_markdown(results))
     print(f"results: {run_dir / 'results.md'} (.json .csv .png); manifest: {run_dir / 'manifest.json'}",
           file=sys.stderr)
+    for test, page in results.get("reports", {}).items():
+        print(f"comparison report ({test}): {run_dir / page}", file=sys.stderr)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 
 from mwemt.errors import MwemtError
@@ -25,7 +26,9 @@ examples:
   mwemt score --hyp base=base.en --hyp comp=comp.en --ref ref.en --metrics bleu,tesla,tesla-comp \\
       --compositionality comp.tsv --paired-bs --json -o scores.json
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align sys.align \\
-      --sentence-scores seg/      # writes seg/mwe.seg.tsv: system, seg_id, score (input of meta-eval)"""
+      --sentence-scores seg/      # writes seg/mwe.seg.tsv: system, seg_id, score (input of meta-eval)
+  mwemt score --hyp A=wmt/hyp/A.txt --ref wmt/reference.txt --ids wmt/ids.txt --metrics chrf \\
+      --sentence-scores wmt/seg/  # the ids of the MQM file (meta-eval extract), so meta-eval joins them"""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -53,12 +56,18 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compositionality", help="TESLA: mwe<TAB>score TSV of target-language MWE compositionality")
     p.add_argument("--tesla-lexicon", help="TESLA: target-language MWE lexicon (any `mwemt annotate` format; "
                                            "the target side of bilingual ones)")
+    p.add_argument("--tesla-default", metavar="WEIGHT|median",
+                   help="tesla-comp: weight of reference MWEs without a prediction, in [0, 1] or 'median' of the "
+                        "predictions (default: median, measured in docs/tesla.md; 0.5 with a lexicon column only)")
     p.add_argument("--no-wordnet", action="store_true", help="TESLA: do not use WordNet even for English")
     p.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling against the first system")
     p.add_argument("--bs-samples", type=int, default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED,
                    help="bootstrap seed (default: %(default)s, as sacrebleu)")
     p.add_argument("--json", action="store_true", help="write JSON (scores, signatures, provenance)")
+    p.add_argument("--ids", metavar="PATH",
+                   help="segment ids, one per line (e.g. ids.txt of 'meta-eval extract'), written with "
+                        "--sentence-scores (default: the test set's ids, else line numbers 1..N)")
     p.add_argument("--sentence-scores", metavar="DIR",
                    help="also write DIR/<metric>.seg.tsv with system<TAB>seg_id<TAB>score lines "
                         "(and add sentence scores to --json output)")
@@ -70,7 +79,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 INPUT_OPTIONS = {"ref": "--ref, or --testset with references", "testset": "--testset"}
 
 
-def _systems(specs: list[str]) -> list[tuple[str, str]]:
+def parse_systems(specs: list[str]) -> list[tuple[str, str]]:
     """(name, path) per --hyp: NAME=PATH, else the file name (the whole path if two share a name)."""
     out = []
     for spec in specs:
@@ -102,7 +111,19 @@ def _metric_options(args: argparse.Namespace):
 
     return MetricOptions(lang=args.lang, lowercase=args.lowercase, mwe_case_sensitive=args.mwe_case_sensitive,
                          mwe_average=args.mwe_average, mwe_pretokenized=args.hyp_tokenized,
-                         tesla_wordnet=not args.no_wordnet)
+                         tesla_wordnet=not args.no_wordnet, tesla_default=_tesla_default(args.tesla_default))
+
+
+def _tesla_default(value: str | None) -> float | str | None:
+    if value is None or value == "median":
+        return value
+    try:
+        weight = float(value)
+    except ValueError:
+        raise MwemtError(f"--tesla-default {value!r}: expected a weight in [0, 1] or 'median'") from None
+    if not 0.0 <= weight <= 1.0:
+        raise MwemtError(f"--tesla-default {value}: expected a weight in [0, 1] or 'median'")
+    return weight
 
 
 def _score(args: argparse.Namespace, inputs, metrics: list[str]):
@@ -149,10 +170,14 @@ def run(args: argparse.Namespace) -> int:
     _check_arguments(args, metrics)
     if not args.verbose:
         logging.getLogger("sacrebleu").setLevel(logging.WARNING)
-    inputs = load_score_inputs(_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=args.align,
-                               lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang)
+    inputs = load_score_inputs(parse_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=args.align,
+                               lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang,
+                               ids=args.ids)
     result = _score(args, inputs, metrics)
     if args.sentence_scores:
         _write_sentence_scores(result, args.sentence_scores)
+        if inputs.ids_from == "line numbers":
+            print(f"mwemt score: note: segment ids in {args.sentence_scores} are line numbers 1..{inputs.n_sentences}; "
+                  "give --ids (or --testset) for the ids of human judgments", file=sys.stderr)
     _write_output(args, result, inputs)
     return 0

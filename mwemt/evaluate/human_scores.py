@@ -29,6 +29,7 @@ from mwemt.judgements import (
     check_human_format,
     read_mqm_ratings,
     read_mqm_weight_rules,
+    read_published_mqm,
     read_score_tsv,
     read_wmt_mqm_avg,
 )
@@ -110,13 +111,14 @@ class HumanScores:
     orientation: str  # in words, for reports
     weights: str | None = None
     warnings: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)  # what was verified, in words (e.g. against published MQM)
 
     def oriented(self) -> dict[tuple[str, str], float | None]:
         """(system, segment) -> score, higher is better; None = not judged."""
         return {s.key: s.oriented() for s in self.scores}
 
     def describe(self) -> str:
-        return f"human scores: {self.path} ({self.format}): {self.orientation}"
+        return "\n".join([f"human scores: {self.path} ({self.format}): {self.orientation}", *self.checks])
 
 
 _ORIENTATION = {
@@ -146,9 +148,50 @@ def load_human_scores(path: str | Path, fmt: str = "auto", *, lower_better: bool
         return HumanScores(str(path), fmt, read_wmt_mqm_avg(path), _ORIENTATION[fmt])
     assert fmt in MQM_FORMATS
     weights = weights or MqmWeights.load()
-    scores = mqm_segment_scores(read_mqm_ratings(path, fmt), weights)
+    ratings = list(read_mqm_ratings(path, fmt))
+    scores = mqm_segment_scores(ratings, weights)
+    checks = [published_agreement(read_published_mqm(path), scores).describe(weights.name)]
     return HumanScores(str(path), fmt, scores, f"{_ORIENTATION[fmt]}; weights {weights.describe()}",
-                       weights=weights.name)
+                       weights=weights.name, checks=[c for c in checks if c])
+
+
+MQM_MATCH_TOL = 1e-4
+
+
+@dataclass
+class PublishedAgreement:
+    """How recomputed segment MQM compares with the MQM an export publishes per item."""
+
+    items: int  # items whose rows carry a published MQM
+    agree: int
+    differ: list[tuple[str, str, float, float]]  # (system, segment, recomputed, published)
+
+    def describe(self, weights: str) -> str:
+        if not self.items:
+            return ""
+        text = (f"check: MQM recomputed with the {weights} weights equals the MQM published in the file's metadata "
+                f"for {self.agree} of {self.items} items")
+        if self.differ:
+            s, g, mine, theirs = self.differ[0]
+            text += f"; {len(self.differ)} differ, e.g. {s} segment {g}: {mine:g} vs {theirs:g}"
+            if weights == "freitag2021":
+                text += " (--mqm-weights marot scores source issues and creative reinterpretation 0, as the export)"
+        return text
+
+
+def published_agreement(published: dict[tuple[str, str], float],
+                        scores: Sequence[SegmentScore]) -> PublishedAgreement:
+    """Compare each item's recomputed MQM with the value the file publishes (Marot metadata), if any.
+
+    In the WMT23 side-by-side exports the category of an omission marked on the source while the
+    second translation was shown reads ``... (Translation 2)``; the row already names the system of
+    that translation, so it counts for the row's system like any other error. The published
+    per-item MQM confirms this reading.
+    """
+    mine = {s.key: s.score for s in scores}
+    differ = [(k[0], k[1], mine[k], v) for k, v in sorted(published.items())
+              if k in mine and mine[k] is not None and abs(mine[k] - v) > MQM_MATCH_TOL]
+    return PublishedAgreement(len(published), len(published) - len(differ), differ)
 
 
 ZERO_SHARE_OF_ERROR_COUNTS = 0.25  # a share of exact zeros that marks error-free translations

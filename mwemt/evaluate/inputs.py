@@ -52,8 +52,10 @@ class SystemOutput:
 class ScoreInputs:
     """Everything a score run scores with. The first system is the baseline of paired tests.
 
-    ``sources`` maps a role (``hyp:NAME``, ``ref``, ``testset``, ``align:NAME``, ``lexicon``,
+    ``sources`` maps a role (``hyp:NAME``, ``ref``, ``testset``, ``ids``, ``align:NAME``, ``lexicon``,
     ``compositionality``) to the file it was read from: the inputs of a provenance manifest.
+    ``ids``: one segment id per sentence (what sentence scores are written with), when the test
+    set does not carry them or they come from elsewhere (``ids.txt`` of `mwemt meta-eval extract`).
     """
 
     systems: Sequence[SystemOutput]
@@ -62,6 +64,7 @@ class ScoreInputs:
     lexicon: Lexicon | None = None
     compositionality: CompositionalityTable | None = None
     sources: dict[str, str] = field(default_factory=dict)
+    ids: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         check_lengths(self)
@@ -72,10 +75,19 @@ class ScoreInputs:
 
     @property
     def segment_ids(self) -> list[str]:
-        """The test set's sentence ids, else 1..n."""
+        """The given ids, else the test set's sentence ids, else line numbers 1..n."""
+        if self.ids is not None:
+            return list(self.ids)
         if self.testset is not None:
             return [it.id for it in self.testset]
         return [str(i) for i in range(1, self.n_sentences + 1)]
+
+    @property
+    def ids_from(self) -> str:
+        """Where `segment_ids` come from, in words."""
+        if self.ids is not None:
+            return self.sources.get("ids", "the given ids")
+        return "the test set" if self.testset is not None else "line numbers"
 
     @property
     def mwes(self) -> list[list[TestMwe]] | None:
@@ -121,6 +133,27 @@ def check_lengths(inputs: ScoreInputs) -> None:
         if system.alignments is not None and len(system.alignments) != n:
             raise InputError(f"{len(system.alignments)} alignment lines but {n} hypotheses", system.alignment_path,
                              expected="one alignment line per hypothesis")
+    if inputs.ids is not None:
+        check_ids(inputs.ids, n, inputs.sources.get("ids"))
+        if inputs.testset is not None:
+            for k, (given, item) in enumerate(zip(inputs.ids, inputs.testset), 1):
+                if given != item.id:
+                    raise InputError(f"segment id {given!r}, but sentence {k} of the test set has id {item.id!r}",
+                                     inputs.sources.get("ids"), k, expected="the test set's ids, or no test set")
+
+
+def check_ids(ids: Sequence[str], n: int | None, path: str | None) -> None:
+    """One non-empty, unique id per sentence; errors name the line."""
+    if n is not None and len(ids) != n:
+        raise InputError(f"{len(ids)} segment ids for {n} sentences", path, expected="one id per sentence")
+    seen: dict[str, int] = {}
+    for k, seg in enumerate(ids, 1):
+        if not seg.strip() or seg != seg.strip() or "\t" in seg:
+            raise InputError(f"segment id {seg!r}", path, k, expected="a non-empty id without spaces around it or TABs")
+        if seg in seen:
+            raise InputError(f"duplicate segment id {seg!r} (also line {seen[seg]})", path, k,
+                             expected="one id per sentence, each unique")
+        seen[seg] = k
 
 
 def _system_error(system: SystemOutput, message: str, expected: str) -> MwemtError:
@@ -132,14 +165,16 @@ def _system_error(system: SystemOutput, message: str, expected: str) -> MwemtErr
 def load_score_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike | None = None,
                       testset: PathLike | None = None, alignments: Sequence[PathLike] | None = None,
                       lexicon: PathLike | None = None, lexicon_format: str = "auto",
-                      compositionality: PathLike | None = None, lang: str = "en") -> ScoreInputs:
+                      compositionality: PathLike | None = None, lang: str = "en",
+                      ids: PathLike | None = None) -> ScoreInputs:
     """Read everything a score run needs.
 
     ``hyps``: (system name, file) pairs, the baseline first. ``ref``: one reference per line (default:
     the test set's references). ``testset``: the MWE test set (JSONL). ``alignments``: one Pharaoh
     file per system, in order. ``lexicon``: the target-language MWE lexicon (any
     `mwemt.preprocess.annotate.load_lexicon` format; the target side of bilingual ones), compiled
-    for ``lang``. ``compositionality``: a ``mwe<TAB>score`` table.
+    for ``lang``. ``compositionality``: a ``mwe<TAB>score`` table. ``ids``: one segment id per line
+    (default: the test set's ids, else line numbers).
     """
     from mwemt.fileio import read_lines
     from mwemt.formats import read_testset
@@ -171,4 +206,8 @@ def load_score_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike | N
 
         table = CompositionalityTable.from_file(compositionality)
         sources["compositionality"] = str(compositionality)
-    return ScoreInputs(systems, refs, items, lex, table, sources)
+    segment_ids = None
+    if ids is not None:
+        segment_ids = read_lines(ids)
+        sources["ids"] = str(ids)
+    return ScoreInputs(systems, refs, items, lex, table, sources, segment_ids)

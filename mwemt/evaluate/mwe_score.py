@@ -29,6 +29,7 @@ Deliberate differences from the authors' scorer (azaninello/MWE_NMT, scripts/sco
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,19 +201,26 @@ class MweScore(RatioMetric):
 
     def sentence_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[TestMwe | str]],
                        alignments: Sequence[Alignment] | None = None, **kwargs) -> SentenceStats:
-        """One row per sentence (`STATS_COLUMNS`); ``refs`` holds each sentence's MWEs."""
+        """One row per sentence (`STATS_COLUMNS`); ``refs`` holds each sentence's MWEs.
+
+        ``info["mwe_scores"]`` keeps the score (0-1) of every MWE, sentence by sentence in test-set
+        order (NaN for a reference without words), so per-MWE analyses (`mwemt compare`) read them
+        from the one extraction instead of scoring again."""
         if len(hyps) != len(refs):
             raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} test-set sentences")
         if alignments is not None and len(alignments) != len(hyps):
             raise ValueError(f"{len(alignments)} alignment lines but {len(hyps)} hypotheses")
         rows = []
+        per_mwe: list[float] = []
         for i, (h, r) in enumerate(zip(hyps, refs)):
             try:
-                rows.append(self.score_sentence(h, r, alignments[i] if alignments is not None else None).stats_row())
+                scored = self.score_sentence(h, r, alignments[i] if alignments is not None else None)
             except AlignmentError as exc:
                 raise AlignmentError(exc.message, sentence=i + 1) from None
+            rows.append(scored.stats_row())
+            per_mwe.extend(math.nan if s is None else s for s in scored.mwe_scores)
         return SentenceStats(np.array(rows, dtype=np.float64).reshape(-1, len(STATS_COLUMNS)), STATS_COLUMNS,
-                             {"aligned": alignments is not None})
+                             {"aligned": alignments is not None, "mwe_scores": np.array(per_mwe, dtype=np.float64)})
 
     def sentence_score(self, hyp: str, ref: Sequence[TestMwe | str], alignment: Alignment | None = None,
                        **kwargs) -> float | None:

@@ -56,6 +56,7 @@ class MetricOptions:
     mwe_average: str = "sentence"  # one of mwemt.evaluate.mwe_score.AVERAGES
     mwe_pretokenized: bool = False
     tesla_wordnet: bool = True
+    tesla_default: float | str | None = None  # tesla-comp's weight of MWEs without a prediction (None: its default)
 
 
 def register_metric(*names: str) -> Callable[[M], M]:

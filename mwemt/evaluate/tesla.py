@@ -18,8 +18,10 @@ Variants, for MWEs identified with a target-language lexicon in both reference a
   reference n-gram that overlaps it, by its compositionality c in [0, 1] (1 = compositional;
   the smallest c when an n-gram overlaps several). *white tower* for *ivory tower* (c low)
   earns little; *traffic signal* for *traffic light* (c high) keeps its credit.
-  MWEs without a value get ``default_compositionality`` (0.5: the midpoint, neither rewarding
-  nor punishing a paraphrase); `MetricScore.extra` counts them.
+  MWEs without a value get ``default_compositionality``: by default the median of the table's
+  predictions (an unscored MWE weighs like a typical scored one; chosen by measurement on WMT23
+  ZH-EN MQM, docs/tesla.md), 0.5 when the values come from a lexicon column only;
+  `MetricScore.extra` counts them.
 - ``tesla-01``: the same with c = 0: an MWE is matched exactly or its links score nothing.
 
 Compositionality values come from the table (`CompositionalityTable`), else from the lexicon
@@ -99,21 +101,36 @@ class CompositionalityTable:
 
     values: Mapping[str, float]
     source: str
+    unscored: frozenset[str] = frozenset()  # MWEs listed without a prediction (``NA``): they get the default
 
     @classmethod
     def from_file(cls, path: str | Path) -> CompositionalityTable:
-        """Read a ``mwe<TAB>score`` file (`mwemt.formats.read_compositionality`)."""
-        return cls(read_compositionality(path), f"{Path(path).name}@{sha256_file(path)[:12]}")
+        """Read a ``mwe<TAB>score`` file (`mwemt.formats.read_compositionality`; ``NA`` = no prediction)."""
+        table = read_compositionality(path, keep_missing=True)
+        return cls({k: v for k, v in table.items() if v is not None}, f"{Path(path).name}@{sha256_file(path)[:12]}",
+                   frozenset(k for k, v in table.items() if v is None))
 
     @classmethod
-    def from_mapping(cls, values: Mapping[str, float]) -> CompositionalityTable:
-        """Normalize the MWE keys, check the range and name the table by a digest of its content."""
-        comp = {normalise_mwe(k): float(v) for k, v in values.items()}
-        bad = [k for k, v in comp.items() if not 0.0 <= v <= 1.0]
+    def from_mapping(cls, values: Mapping[str, float | None]) -> CompositionalityTable:
+        """Normalize the MWE keys, check the range and name the table by a digest of its content
+        (a None value: an MWE without a prediction)."""
+        comp = {normalise_mwe(k): None if v is None else float(v) for k, v in values.items()}
+        bad = [k for k, v in comp.items() if v is not None and not 0.0 <= v <= 1.0]
         if bad:
             raise MwemtError(f"compositionality of {bad[0]!r} is outside [0, 1]")
         digest = hashlib.sha256("".join(f"{k}\t{v!r}\n" for k, v in sorted(comp.items())).encode())
-        return cls(comp, f"dict@{digest.hexdigest()[:12]}")
+        return cls({k: v for k, v in comp.items() if v is not None}, f"dict@{digest.hexdigest()[:12]}",
+                   frozenset(k for k, v in comp.items() if v is None))
+
+    @property
+    def mwes(self) -> list[str]:
+        """Every MWE the table lists, with or without a prediction."""
+        return sorted(set(self.values) | self.unscored)
+
+    def median(self) -> float:
+        if not self.values:
+            raise MwemtError(f"{self.source}: no predictions to take the median of")
+        return float(np.median(list(self.values.values())))
 
 
 @dataclass
@@ -141,7 +158,7 @@ class Tesla(RatioMetric):
     def __init__(self, variant: str = "tesla", lang: str = "en", lemmatizer: str = "simplemma",
                  compositionality: Mapping[str, float] | CompositionalityTable | None = None,
                  lexicon: Lexicon | None = None, alpha: float = 0.8, max_n: int = 3, max_gap: int = 0,
-                 *, default_compositionality: float = DEFAULT_COMPOSITIONALITY,
+                 *, default_compositionality: float | str | None = None,
                  function_weight: float = FUNCTION_WEIGHT, wordnet: bool | WordNetResource | OmwResource = True):
         if variant not in VARIANTS:
             raise MwemtError(f"unknown TESLA variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -149,8 +166,9 @@ class Tesla(RatioMetric):
             raise MwemtError(f"alpha must be in (0, 1), got {alpha}")
         if max_n < 1:
             raise MwemtError(f"max_n must be at least 1, got {max_n}")
-        if not 0.0 <= default_compositionality <= 1.0:
-            raise MwemtError("default_compositionality must be in [0, 1]")
+        if default_compositionality is not None and default_compositionality != "median" and not (
+                isinstance(default_compositionality, (int, float)) and 0.0 <= default_compositionality <= 1.0):
+            raise MwemtError(f"default_compositionality must be in [0, 1] or 'median', not {default_compositionality!r}")
         if isinstance(compositionality, (str, Path)) or isinstance(wordnet, (str, Path)):
             raise TypeError("Tesla takes loaded data; use Tesla.from_files to read files")
         self.key = self.name = variant
@@ -160,7 +178,6 @@ class Tesla(RatioMetric):
         self.max_n = max_n
         self.max_gap = max_gap
         self.function_weight = function_weight
-        self.default_compositionality = default_compositionality
 
         table = None
         if compositionality is not None:
@@ -168,17 +185,29 @@ class Tesla(RatioMetric):
                 else CompositionalityTable.from_mapping(compositionality)
         comp: Mapping[str, float] = table.values if table is not None else {}
         self.compositionality_source = table.source if table is not None else "none"
+        if default_compositionality is None:  # measured choice (docs/tesla.md): the median of the predictions
+            default_compositionality = "median" if table is not None and table.values else DEFAULT_COMPOSITIONALITY
+        self.default_rule = str(default_compositionality)
+        if default_compositionality == "median":
+            if variant == "tesla-comp" and table is None:
+                raise MwemtError("default_compositionality 'median' needs a compositionality table")
+            default_compositionality = table.median() if table is not None else DEFAULT_COMPOSITIONALITY
+            self.default_rule = f"median={default_compositionality:.3g}"
+        self.default_compositionality = float(default_compositionality)
         if variant == "tesla-comp" and not comp and not (
                 lexicon is not None and any(e.compositionality is not None for e in lexicon.entries)):
             raise MwemtError("tesla-comp needs compositionality scores: a table (compositionality) or a "
                              "lexicon with a compositionality column")
 
         uses_mwes = variant != "tesla"
+        self.table_single_words = 0  # table entries of one word: not MWEs a lexicon can find
         if uses_mwes and lexicon is None:
-            if not comp:
+            listed = table.mwes if table is not None else []
+            if not listed:
                 raise MwemtError(f"{variant} needs a target-language MWE lexicon or a compositionality table "
                                  "whose MWEs serve as the lexicon")
-            lexicon = Lexicon((LexiconEntry(tuple(k.split())) for k in sorted(comp) if " " in k),
+            self.table_single_words = sum(" " not in k for k in listed)
+            lexicon = Lexicon((LexiconEntry(tuple(k.split())) for k in listed if " " in k),
                               get_lemmatizer(lemmatizer, lang), lang=lang, name="compositionality-mwes")
         self.lexicon = lexicon if uses_mwes else None
         self.annotator = Annotator(self.lexicon, lang=lang, lemmatizer=lemmatizer, max_gap=max_gap)
@@ -217,9 +246,10 @@ class Tesla(RatioMetric):
 
     @classmethod
     def from_options(cls, key: str, options: MetricOptions, inputs: ScoreInputs | None = None) -> Tesla:
+        extra = {} if options.tesla_default is None else {"default_compositionality": options.tesla_default}
         return cls(key, lang=options.lang, wordnet=options.tesla_wordnet,
                    compositionality=inputs.compositionality if inputs is not None else None,
-                   lexicon=inputs.lexicon if inputs is not None else None)
+                   lexicon=inputs.lexicon if inputs is not None else None, **extra)
 
     # ---- analysis -------------------------------------------------------------------------
 
@@ -355,9 +385,13 @@ class Tesla(RatioMetric):
                 "ref_mwes_unmatched": int(totals[2] - totals[3]),
             })
             if self.variant == "tesla-comp":
+                extra["unmatched_with_compositionality"] = int(totals[2] - totals[3] - totals[4])
                 extra["unmatched_without_compositionality"] = int(totals[4])
                 extra["types_without_compositionality"] = stats.info.get("types_without_compositionality", 0)
                 extra["default_compositionality"] = self.default_compositionality
+                extra["default_rule"] = self.default_rule  # "0.5", or "median=0.216" for the median of the table
+            if self.table_single_words:
+                extra["table_single_words_ignored"] = self.table_single_words
         return extra
 
     def signature(self, stats: SentenceStats | None = None) -> Signature:
@@ -375,5 +409,5 @@ class Tesla(RatioMetric):
             fields["gap"] = self.max_gap
         if self.variant == "tesla-comp":
             fields["comp"] = self.compositionality_source
-            fields["comp-default"] = self.default_compositionality
+            fields["comp-default"] = self.default_rule
         return Signature.of(self.name, fields)

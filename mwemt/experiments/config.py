@@ -21,12 +21,14 @@ The reference of every key, docs/config.md, is generated from these definitions:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from mwemt.augment.dictionary import DICT_FORMATS
 from mwemt.errors import MwemtError
+from mwemt.evaluate.compare.buckets import MWE_FREQ_CUTOFFS, WORD_FREQ_CUTOFFS, check_cutoffs
 from mwemt.evaluate.mwe_score import AVERAGES
 from mwemt.evaluate.registry import metric_names
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
@@ -158,6 +160,9 @@ class TestConfig:
     compositionality: str | None = setting(None, path="file", help="mwe<TAB>score TSV for tesla-comp")
     build: TestBuildConfig | None = setting(None, help="build an MWE test from `source` and `reference` (or "
                                                        "`split-test`) inside the run (`tests.NAME.build.*` keys)")
+    mwe_compositionality: str | None = setting(None, path="file", help="mwe<TAB>score compositionality of the "
+                                                                       "test set's source MWEs: the comparison "
+                                                                       "report's tertile buckets")
     role: str = setting("general", choices=ROLES, help="general or MWE-focused test (the results table's "
                                                        "grouping)")
     metrics: tuple[str, ...] = setting(("bleu", "chrf"), choices=metric_names, help="metrics to compute")
@@ -248,6 +253,36 @@ class ScoreConfig:
                                                                   "over MWEs")
     baseline: str | None = setting(None, doc_default="the first system",
                                    help="the system the others are tested against")
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """The comparison report (`mwemt compare`) of every system against the baseline, one per test set,
+    in RUN/report/TEST/; its bootstrap is the `score` section's, so its scores are the results table's."""
+
+    enabled: bool = setting(True, help="write the reports (index.html, report.md, report.json)")
+    tests: tuple[str, ...] = setting((), doc_default="every test set", help="the test sets to report on")
+    hit_threshold: float = setting(1.0, greater_than=0.0, maximum=1.0,
+                                   help="MWE score from which an MWE occurrence counts as translated")
+    examples: int = setting(8, minimum=0, help="example sentences per system and direction (wins, losses)")
+    mwe_freq_buckets: tuple[int, ...] = setting(MWE_FREQ_CUTOFFS, help="cutoffs of the MWE training-frequency "
+                                                                       "buckets (increasing, from 1)")
+    word_freq_buckets: tuple[int, ...] = setting(WORD_FREQ_CUTOFFS, help="cutoffs of the word-frequency buckets "
+                                                                         "(compare-mt's)")
+    max_gap: int = setting(3, minimum=0, help="MWE counts in the training source: most tokens between two "
+                                              "components")
+
+    def resolve(self, node: Node, ctx: Context) -> ReportConfig:
+        for key in ("mwe_freq_buckets", "word_freq_buckets"):
+            try:
+                check_cutoffs(getattr(self, key), key)
+            except ValueError as exc:
+                raise node.error(key, str(exc)) from None
+        return self
+
+    def applies_to(self, tests: Iterable[str]) -> list[str]:
+        """The test sets reported on, in config order (none when disabled)."""
+        return [t for t in tests if self.enabled and (not self.tests or t in self.tests)]
 
 
 # ---------------------------------------------------------------- systems
@@ -366,6 +401,7 @@ class ExperimentConfig:
     train: TrainConfig = setting(default_factory=TrainConfig, help="fairseq-train")
     translate: TranslateConfig = setting(default_factory=TranslateConfig, help="test-set translation")
     score: ScoreConfig = setting(default_factory=ScoreConfig, help="scoring")
+    report: ReportConfig = setting(default_factory=ReportConfig, help="the comparison report of each test set")
     systems: dict[str, SystemConfig] = setting(default_factory=dict, doc_default="required",
                                                help="the systems by name, e.g. baseline: {}, iob: {encoding: iob}")
     reverse: ReverseConfig = setting(default_factory=ReverseConfig, help="the back-translation model")
@@ -410,6 +446,11 @@ class ExperimentConfig:
         if baseline not in self.systems:
             score = node.get("score") if isinstance(node.get("score"), Node) else node
             raise score.error("baseline", f"{baseline!r} is not a system", expected=", ".join(self.systems))
+        unknown = [t for t in self.report.tests if t not in self.tests]
+        if unknown:
+            report = node.get("report") if isinstance(node.get("report"), Node) else node
+            raise report.error("tests", f"{', '.join(map(repr, unknown))} is not a test set",
+                               expected=", ".join(self.tests) or "a name under `tests:`")
         return replace(self, score=replace(self.score, baseline=baseline))
 
     @property
@@ -506,7 +547,7 @@ def markdown_reference() -> str:
                 for name, p in PRESETS.items()]
     parts.append("\n".join(presets) + "\n")
     for key, cls in (("train", TrainConfig), ("translate", TranslateConfig), ("score", ScoreConfig),
-                     ("systems.NAME", SystemConfig), ("reverse", ReverseConfig)):
+                     ("report", ReportConfig), ("systems.NAME", SystemConfig), ("reverse", ReverseConfig)):
         parts.append(markdown_section(cls, key + ".", f"`{key}`"))
     return "\n".join(parts)
 

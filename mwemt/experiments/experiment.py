@@ -3,8 +3,9 @@
 For every system: corpus -> [augment] -> annotate -> subword -> prepare -> train; then every test
 set's raw source is translated by the model directory (which annotates and segments it exactly as
 its training data was: `mwemt.nmt.translate.Translator`); finally every test set is scored for all
-systems at once (the baseline first, for the paired bootstrap) and results.{md,json,csv,png} are
-written in the run directory. `run_experiment` does all of it (`mwemt run`, `mwemt demo`);
+systems at once (the baseline first, for the paired bootstrap), each test set gets its comparison
+report (`mwemt.evaluate.compare`, published in RUN/report/TEST/) and results.{md,json,csv,png}
+are written in the run directory. `run_experiment` does all of it (`mwemt run`, `mwemt demo`);
 `train_system` runs the same steps for one system up to its trained model (`mwemt train`). Both
 use one `Runner`: the same stage cache, lock and manifest, so there is one pipeline.
 
@@ -37,6 +38,7 @@ from mwemt.preprocess.annotate import FACTOR_NAMES
 from mwemt.schema import to_plain
 
 MODEL_LINK = "model"     # WORKDIR/model: where `mwemt train` puts (a link to) the trained model
+REPORT_DIR = "report"    # RUN/report/TEST/: the comparison report of each test set
 
 
 class Pipeline:
@@ -188,27 +190,59 @@ class Pipeline:
             out[name] = hyp.output("hyp")
         return out
 
-    # ---- scores
+    # ---- scores and reports
     def scores(self, systems: list[str], tests: dict[str, CacheEntry],
                hyps: dict[str, dict[str, Path]]) -> list[SetScores]:
         """Every test set scored for all systems, the baseline first."""
-        cfg, sc = self.cfg, self.cfg.score
         out = []
-        for name, t in cfg.tests.items():
-            section = S.ScoreSection(t.metrics, tuple(systems), cfg.tgt_lang, cfg.lowercase_test(name), sc.bootstrap,
-                                     sc.bootstrap_seed, sc.mwe_average, cfg.data.target_lexicon_format)
-            inputs = {f"hyp.{s}": hyps[name][s] for s in systems}
-            inputs["reference"] = tests[name].output("reference")
-            if "testset" in tests[name].outputs:
-                inputs["testset"] = tests[name].output("testset")
-            if t.compositionality:
-                inputs["compositionality"] = t.compositionality
-            if cfg.data.target_lexicon and {"tesla-comp", "tesla-01"} & set(t.metrics):
-                inputs["target_lexicon"] = cfg.data.target_lexicon
+        for name, t in self.cfg.tests.items():
+            section, inputs = self.score_section(name, systems), self.score_inputs(name, systems, tests, hyps)
             entry = self.runner.stage("score", name, S.score_stage, config=section, inputs=inputs)
             self.scored[name] = PublishedTest(section, {k: Path(v) for k, v in inputs.items()},
                                               tests[name].directory)
             out.append(SetScores(name, t.role, json.loads(entry.output("scores").read_text(encoding="utf-8"))))
+        return out
+
+    def score_section(self, test: str, systems: list[str]) -> S.ScoreSection:
+        cfg, sc = self.cfg, self.cfg.score
+        return S.ScoreSection(cfg.tests[test].metrics, tuple(systems), cfg.tgt_lang, cfg.lowercase_test(test),
+                              sc.bootstrap, sc.bootstrap_seed, sc.mwe_average, cfg.data.target_lexicon_format)
+
+    def score_inputs(self, test: str, systems: list[str], tests: dict[str, CacheEntry],
+                     hyps: dict[str, dict[str, Path]]) -> dict[str, Path]:
+        """What scoring one test set reads: every hypothesis, the references, the MWE test set, TESLA's data."""
+        cfg, t = self.cfg, self.cfg.tests[test]
+        inputs = {f"hyp.{s}": hyps[test][s] for s in systems}
+        inputs["reference"] = tests[test].output("reference")
+        if "testset" in tests[test].outputs:
+            inputs["testset"] = tests[test].output("testset")
+        if t.compositionality:
+            inputs["compositionality"] = t.compositionality
+        if cfg.data.target_lexicon and {"tesla-comp", "tesla-01"} & set(t.metrics):
+            inputs["target_lexicon"] = cfg.data.target_lexicon
+        return inputs
+
+    def reports(self, systems: list[str], tests: dict[str, CacheEntry],
+                hyps: dict[str, dict[str, Path]]) -> dict[str, Path]:
+        """The comparison report of each test set `report` names, published in RUN/report/TEST/:
+        test name -> its index.html. MWE frequencies are counted in the corpus's training pairs
+        (before augmentation: the data every system shares)."""
+        from mwemt.evaluate.compare import publish_report
+
+        cfg, corpus = self.cfg, self.corpus()
+        out = {}
+        for name in cfg.report.applies_to(cfg.tests):
+            inputs = {**self.score_inputs(name, systems, tests, hyps), "source": tests[name].output("source"),
+                      "train_src": corpus.output("train_src"), "train_tgt": corpus.output("train_tgt")}
+            if cfg.data.dictionary:
+                inputs["dictionary"] = cfg.data.dictionary
+            if cfg.tests[name].mwe_compositionality:
+                inputs["mwe_compositionality"] = cfg.tests[name].mwe_compositionality
+            section = S.ReportSection(self.score_section(name, systems), cfg.src_lang, cfg.data.dictionary_format,
+                                      cfg.report)
+            entry = self.runner.stage("report", name, S.report_stage, config=section, inputs=inputs)
+            paths = publish_report(entry.output("report"), self.runner.run_dir / REPORT_DIR / name)
+            out[name] = paths["index.html"]
         return out
 
 
@@ -233,7 +267,7 @@ def count_stages(cfg: ExperimentConfig, systems: list[str], *, with_tests: bool 
     for s in systems:
         augment = cfg.systems[cfg.trained_system(s)].augment
         n += 4 + (augment != "none") + n_tests                          # model, augment, translations
-    return n + n_tests                                                  # scores
+    return n + n_tests + (len(cfg.report.applies_to(cfg.tests)) if with_tests else 0)   # scores, reports
 
 
 def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[str] | None = None,
@@ -256,8 +290,10 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
         for system in names:
             for test, hyp in pipe.translations(system, pipe.system_model(system), tests).items():
                 hyps[test][system] = hyp
-        results = build_results(pipe.scores(names, tests, hyps), name=cfg.name, baseline=names[0],
-                                meta=_run_meta(cfg, run_dir, runner, t0))
+        scores = pipe.scores(names, tests, hyps)
+        reports = pipe.reports(names, tests, hyps)
+        results = build_results(scores, name=cfg.name, baseline=names[0], meta=_run_meta(cfg, run_dir, runner, t0),
+                                reports={t: str(p.relative_to(runner.run_dir)) for t, p in reports.items()})
         runner.extra["results"] = {k: str(v) for k, v in write_results(run_dir, results, plot=plot).items()}
         if publish is not None:
             publish_run(runner.run_dir, publish, pipe.scored)

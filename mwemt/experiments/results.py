@@ -32,8 +32,10 @@ class SetScores:
     run: dict
 
 
-def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta: dict | None = None) -> dict:
-    """One JSON-able dictionary with every score, signature and p-value, and the column order."""
+def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta: dict | None = None,
+                  reports: dict[str, str] | None = None) -> dict:
+    """One JSON-able dictionary with every score, signature and p-value, and the column order;
+    ``reports``: test name -> its comparison report's page, relative to the run directory."""
     systems = tests[0].run["systems"] if tests else []
     for t in tests:
         if t.run["systems"] != systems:
@@ -52,7 +54,7 @@ def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta:
                 scores[s][f"{t.name}/{key}"] = m["systems"][s]
     bootstrap = next((t.run.get("paired_bootstrap") for t in tests if t.run.get("paired_bootstrap")), None)
     return {"name": name, "baseline": baseline, "systems": systems, "columns": columns, "scores": scores,
-            "paired_bootstrap": bootstrap, "meta": meta or {}}
+            "paired_bootstrap": bootstrap, "reports": dict(reports or {}), "meta": meta or {}}
 
 
 def _cell(row: dict, width: int = 1) -> str:
@@ -106,6 +108,10 @@ def format_markdown(results: dict, width: int = 1) -> str:
     f = findings(results)
     if f:
         lines += ["## MWE-aware systems against the baseline (MWE score, BLEU on MWE test sets)", "", *f, ""]
+    reports = results.get("reports") or {}
+    if reports:
+        lines += ["## Comparison reports (open in a browser)", "",
+                  *[f"- {test}: [{page}]({page}) (also report.md, report.json)" for test, page in reports.items()], ""]
     lines += ["## Signatures", ""]
     for c in cols:
         lines.append(f"- {c['label']} ({c['n_sentences']} sentences): `{c['signature']}`")

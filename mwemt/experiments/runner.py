@@ -38,6 +38,7 @@ class StageContext:
     seed: int
     progress: bool = True
     params: dict = field(default_factory=dict)   # run-time settings that do not change the result
+    run_dir: Path | None = None                  # the run directory (to name files relative to it)
 
 
 StageFn = Callable[[StageContext], dict[str, "str | Path"]]
@@ -125,7 +126,8 @@ class Runner:
             self.cache.clear_partial(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self._print(f"{label} {'resuming' if resuming else 'running'} ...")
-        ctx = StageContext(name, system, inputs_p, config, directory, self.seed, self.progress, dict(params or {}))
+        ctx = StageContext(name, system, inputs_p, config, directory, self.seed, self.progress, dict(params or {}),
+                           self.run_dir)
         t0 = time.monotonic()
         try:
             outputs = fn(ctx)

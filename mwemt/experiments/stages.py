@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.experiments.config import BacktranslationOptions, DictionaryOptions
+from mwemt.experiments.config import BacktranslationOptions, DictionaryOptions, ReportConfig
 from mwemt.fileio import iter_parallel, read_lines, write_lines
 from mwemt.nmt.config import PrepareConfig
 from mwemt.nmt.train import FairseqJob
@@ -561,3 +561,54 @@ def score_stage(ctx) -> dict:
     write_json(ctx.out / "scores.json", score_run_dict(run))
     write_text(ctx.out / "scores.txt", format_score_table(run))
     return {"scores": "scores.json", "table": "scores.txt"}
+
+
+# ---------------------------------------------------------------- the comparison report
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """One test set's comparison report: the settings of its score stage (so the report's aggregate
+    scores are the results table's), the source language and dictionary format, and `report`."""
+
+    score: ScoreSection
+    src_lang: str
+    dictionary_format: str
+    report: ReportConfig
+
+
+def report_stage(ctx) -> dict:
+    """Every system against the baseline on one test set (`mwemt.evaluate.compare`): MWE hit rates by
+    bucket (training frequency from the corpus's training pairs), the per-MWE table, examples, word
+    accuracy; written as index.html, report.md and report.json in ``report/``."""
+    from mwemt.evaluate.bootstrap import BootstrapSettings
+    from mwemt.evaluate.compare import CompareSettings, compare_systems, load_compare_inputs, write_report
+    from mwemt.evaluate.registry import MetricOptions
+    from mwemt.provenance import manifest
+
+    c: ReportSection = ctx.config
+    s, r, i = c.score, c.report, ctx.inputs
+    inputs = load_compare_inputs([(name, i[f"hyp.{name}"]) for name in s.systems], ref=i["reference"],
+                                 testset=i.get("testset"), src=i["source"], train_src=i["train_src"],
+                                 train_tgt=i["train_tgt"], mwe_compositionality=i.get("mwe_compositionality"),
+                                 dictionary=i.get("dictionary"), dictionary_format=c.dictionary_format,
+                                 tesla_lexicon=i.get("target_lexicon"), tesla_lexicon_format=s.target_lexicon_format,
+                                 tesla_compositionality=i.get("compositionality"), lang=s.lang, src_lang=c.src_lang)
+    settings = CompareSettings(r.hit_threshold, r.mwe_freq_buckets, r.word_freq_buckets, r.max_gap, r.examples,
+                               BootstrapSettings(s.bootstrap, s.bootstrap_seed), c.src_lang)
+    options = MetricOptions(lang=s.lang, lowercase=s.lowercase, mwe_average=s.mwe_average)
+    report = compare_systems(inputs, list(s.metrics), options, settings, progress=ctx.progress,
+                             provenance=manifest("run report", inputs=i, config=to_plain(c), seed=s.bootstrap_seed))
+    if ctx.run_dir is not None:   # name the run's files relative to it: the report may be published elsewhere
+        report["inputs"] = {k: _relative(v, ctx.run_dir) for k, v in report["inputs"].items()}
+        for record in report["provenance"].get("inputs", {}).values():
+            record["path"] = _relative(record["path"], ctx.run_dir)
+    write_report(ctx.out / "report", report)
+    return {"report": "report"}
+
+
+def _relative(path: str, base: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(base.resolve()))
+    except ValueError:
+        return path
