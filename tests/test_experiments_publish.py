@@ -43,6 +43,9 @@ def test_published_files_rescore_to_the_results(tmp_path, monkeypatch):
     names = sorted(p.name for p in (out / "hyps").iterdir())
     assert names == ["baseline.general.txt", "baseline.mwe.txt", "greedy.general.txt", "greedy.mwe.txt"]
     assert sorted(p.name for p in (out / "refs").iterdir()) == ["general.txt", "mwe.jsonl", "mwe.txt"]
+    assert (out / "report" / "mwe" / "report.json").is_file()          # the run's comparison reports, as written
+    assert (out / "report" / "mwe" / "index.html").read_bytes() == \
+        (tmp_path / "run" / "report" / "mwe" / "index.html").read_bytes()
     assert json.loads((out / "results.json").read_text()) == json.loads((tmp_path / "run" / "results.json").read_text())
     manifest = json.loads((out / "publish.json").read_text())
     assert "--lowercase" in manifest["rescore"]["general"] and "--lowercase" not in manifest["rescore"]["mwe"]
