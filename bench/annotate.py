@@ -44,22 +44,6 @@ def load_sentences(n: int, corpora: list[Path]) -> list[str]:
     return list(itertools.islice(itertools.cycle(out), n))
 
 
-def cpu_line() -> str:
-    """The CPU model and the flags that matter for speed, printed beside the numbers."""
-    model, flags = "unknown CPU", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and model == "unknown CPU":
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    wanted = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile") if f in flags]
-    return f"cpu: {model}, {os.cpu_count()} cores, flags: {' '.join(wanted) or 'none of avx2/avx512/amx'}; " \
-           f"load average {os.getloadavg()[0]:.1f}"
-
-
 def peak_rss_kib(lexicon: Path, text: Path, workers: int) -> int:
     """Peak RSS of a `mwemt annotate` process streaming ``text`` (children included)."""
     code = (
@@ -86,6 +70,7 @@ def main() -> None:
     if not args.lexicon.exists():
         sys.exit(f"lexicon not found: {args.lexicon} (needs ../shared/data)")
 
+    from mwemt.nmt.cpu import describe
     from mwemt.preprocess.annotate import (
         AnnotationReport,
         Annotator,
@@ -97,7 +82,7 @@ def main() -> None:
 
     sents = load_sentences(args.sentences, args.corpus)
     n_tok = sum(len(s.split()) for s in sents)
-    print(cpu_line())
+    print(f"{describe()}; load average {os.getloadavg()[0]:.1f}")
     print(f"corpus: {len(sents)} sentences (~{n_tok} words); lexicon: {args.lexicon.name}")
     t0 = time.perf_counter()
     annotator = build_annotator(AnnotatorConfig(lexicon=(str(args.lexicon),)))

@@ -32,6 +32,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from mwemt.judgements import collect_texts, read_mqm_ratings
+from mwemt.nmt.cpu import describe
 from mwemt.preprocess.testset import PairRow, read_ted_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,22 +84,6 @@ def ted_it_segments(rows: list[PairRow]) -> tuple[list[str], list[str]]:
     for r in rows:
         by_sentence.setdefault(r.snt_id, (r.mt_it, r.ref_it))
     return [h for h, _ in by_sentence.values()], [r for _, r in by_sentence.values()]
-
-
-def cpu_description() -> str:
-    """The CPU model and the flags that change numeric speed (benchmarks print them beside numbers)."""
-    model, flags = "unknown CPU", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name" and model == "unknown CPU":
-                model = value.strip()
-            elif key.strip() == "flags" and not flags:
-                flags = set(value.split())
-    except OSError:
-        pass
-    wanted = ["avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile"]
-    return f"{model}; flags: {', '.join(f for f in wanted if f in flags) or 'none of ' + ', '.join(wanted)}"
 
 
 def best_time(fn, repeats: int) -> float:
@@ -154,7 +139,7 @@ def main() -> int:
         ("it", "tesla-01", {"lexicon": lex_it}),
         ("it", "tesla", {"wordnet": omw_wordnet(str(OMW_IT))}),
     ]
-    print(f"cpu: {cpu_description()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{describe()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"one-off: WordNet load {t_wordnet:.2f} s (available: {wn_ok}); "
           f"EN-IT wn-aligned lexicon (Italian side, {len(lex_it)} MWEs) {t_lex:.2f} s; "
           f"MultiWordNet {t_omw:.2f} s")

@@ -50,8 +50,10 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     args = ap.parse_args()
     corpus = args.corpus if args.corpus.exists() else FIXTURE
+    from mwemt.nmt.cpu import describe
     from mwemt.preprocess.subword import SubwordModel
 
+    print(describe(), flush=True)
     sents = load(corpus, args.sentences)
     n_words = sum(map(len, sents))
     print(f"corpus: {corpus.name}, {len(sents)} lines, {n_words} words")

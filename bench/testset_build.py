@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -27,20 +26,6 @@ SHARED = ROOT.parent / "shared" / "data"
 DEFAULT_LEXICON = SHARED / "lexicons/wordnet-mwe/derived/oewn_english_mwe_lemmas.tsv"
 TATOEBA = SHARED / "parallel/tatoeba-en-it/eng-ita.anki.tsv"
 TARGET_SECONDS = 120.0
-
-
-def cpu_description() -> str:
-    model, flags = platform.processor() or "?", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    marks = " ".join(f"{f}={'yes' if f in flags else 'no'}" for f in ("avx2", "avx512f", "avx512_bf16", "amx_tile"))
-    return f"{model}; {os.cpu_count()} cores; {marks}"
 
 
 def load_average() -> str:
@@ -75,12 +60,13 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from mwemt.augment.corpus import iter_tsv_pairs, plan_split
     from mwemt.fileio import write_lines
+    from mwemt.nmt.cpu import describe
 
     rows = list(iter_tsv_pairs(TATOEBA))
     plan = plan_split([s for _, s, _ in rows], valid_size=2000, test_size=args.test, seed=1)
     test = [rows[i] for i in plan.test][: args.test]
     extra = [rows[i] for i in plan.train][: args.extra]
-    print(f"CPU: {cpu_description()}")
+    print(describe())
     print(f"load average before: {load_average()}")
     print(f"data: {len(test)} test pairs, {len(extra)} extra pairs (Tatoeba EN-IT); lexicon {args.lexicon.name}")
     env_root = str(ROOT)

@@ -179,4 +179,4 @@ def test_shipped_grids_load_with_in_domain_tests(shared, name):
     assert count_stages(cfg, ordered_systems(cfg)) > 0
     if name == "cpu-science":
         assert cfg.trained_system("iob-no-mwes") == "iob" and cfg.systems["iob-constant"].encoding == "iob-constant"
-        assert cfg.systems["iob"].train.max_update == 1900 and cfg.systems["iob"].model.args["encoder_embed_dim"] == 128
+        assert cfg.systems["iob"].train.max_update == 1900 and cfg.systems["iob"].model.arch == "factored_transformer_small"

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from mwemt.errors import MwemtError
 from tests.conftest import FIXTURES, requires_nmt
 
 pytestmark = [requires_nmt, pytest.mark.nmt]
@@ -63,6 +64,24 @@ def test_model_directory_is_self_contained(models):
     assert man["training"]["validations"][-1]["updates"] == 4
     assert man["training"]["validations"][-1]["valid_bleu"] is not None   # early stopping on BLEU
     assert (models["none"] / "dict.en.txt").is_file() and not (models["none"] / "dict.en.factor1.txt").exists()
+    # the precision `train.precision: auto` chose, and why, are in the manifest and the log
+    from mwemt.nmt.cpu import resolve_precision
+
+    precision, why = resolve_precision("auto", "cpu")
+    assert (man["training"]["precision"], man["training"]["precision_reason"]) == (precision, why)
+    assert f"precision {precision} ({why})" in (d / "train.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("precision", ["bf16", "int8"])
+def test_decoding_precisions_translate_every_line(models, precision):
+    from mwemt.nmt.translate import Translator
+
+    lines = ["My sister takes care of the dog.", "", "By the way, the doctor thinks about the books."]
+    tr = Translator.load(models["iob"], device="cpu", precision=precision)
+    out = tr.translate(lines, beam=2, batch_size=2, max_len_a=0, max_len_b=5)
+    assert len(out) == 3 and out[1] == "" and out[0] and out[2]
+    with pytest.raises(MwemtError, match="decoding precision"):
+        Translator.load(models["iob"], precision="fp16")
 
 
 @pytest.mark.parametrize("kind", ["iob", "none"])

@@ -19,9 +19,11 @@ from typing import Any
 from mwemt.schema import setting
 
 # Model presets: arch and the optimization that suits it. tiny = tests and the demo (seconds to
-# minutes on CPU); paper-small = the CPU experiment grid; base = GPU; lstm = the paper's shallow RNN.
+# minutes on CPU); small = the CPU science experiment (128-dim 3+3, about 25 min for 1,900 updates on
+# 100k pairs); paper-small = the larger CPU grid; base = GPU; lstm = the paper's shallow RNN.
 PRESETS: dict[str, dict[str, Any]] = {
     "tiny": {"arch": "factored_transformer_tiny", "lr": 1e-3, "warmup_updates": 100, "dropout": 0.1},
+    "small": {"arch": "factored_transformer_small", "lr": 1e-3, "warmup_updates": 300, "dropout": 0.1},
     "paper-small": {"arch": "factored_transformer_paper_small", "lr": 7e-4, "warmup_updates": 1000,
                     "dropout": 0.1},
     "base": {"arch": "factored_transformer", "lr": 5e-4, "warmup_updates": 4000, "dropout": 0.1},
@@ -31,6 +33,7 @@ FACTOR_COMBINE = ("concat", "sum")
 SHARE = ("none", "decoder", "all")
 EARLY_STOP = ("bleu", "loss")
 DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("auto", "fp32", "bf16")
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,8 @@ class ModelConfig:
     """The fairseq model: a preset and what to change about it."""
 
     preset: str = setting("tiny", choices=tuple(PRESETS),
-                          help="tiny (64-dim 2+2 transformer), paper-small (256-dim 3+3), base "
-                               "(transformer-base, GPU), lstm (the paper's 1+1-layer RNN)")
+                          help="tiny (64-dim 2+2 transformer), small (128-dim 3+3), paper-small (256-dim "
+                               "3+3), base (transformer-base, GPU), lstm (the paper's 1+1-layer RNN)")
     arch: str | None = setting(None, doc_default="the preset's", help="a fairseq architecture name instead of "
                                                                       "the preset's")
     factor_combine: str = setting("concat", choices=FACTOR_COMBINE,
@@ -88,6 +91,10 @@ class TrainConfig:
     update_freq: int = setting(1, minimum=1, help="accumulate gradients over N batches")
     threads: int = setting(1, minimum=1, help="CPU threads per process (OMP/MKL); on a shared machine 1 is "
                                               "fastest")
+    precision: str = setting("auto", choices=PRECISIONS,
+                             help="arithmetic of the forward passes: bf16 autocast (weights and optimizer "
+                                  "stay fp32) or fp32; auto = bf16 on CPUs with avx512_bf16/amx_bf16, fp32 "
+                                  "elsewhere (the choice and its reason go into train.log and the manifest)")
     device: str = setting("auto", choices=DEVICES, help="where to train (auto: a GPU if there is one)")
     distributed_world_size: int = setting(1, minimum=1, help=">1: fairseq's data-parallel training (GPUs; "
                                                              "CPU processes via torchrun and gloo)")

@@ -26,6 +26,7 @@ from mwemt.errors import MwemtError
 from mwemt.fileio import sha256_file
 from mwemt.nmt import modeldir
 from mwemt.nmt.config import ModelConfig, TrainConfig
+from mwemt.nmt.cpu import allocator_env, resolve_precision
 from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig
 from mwemt.provenance import manifest, versions, write_json
 
@@ -68,7 +69,7 @@ def fairseq_train_args(job: FairseqJob, data_bin: Path, save_dir: Path, device: 
          "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "1.0",
          "--lr", str(t.lr), "--lr-scheduler", "inverse_sqrt", "--warmup-updates", str(t.warmup_updates),
          "--warmup-init-lr", "1e-07",
-         "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
+         "--criterion", "label_smoothed_cross_entropy_fused", "--label-smoothing", "0.1",
          "--max-tokens", str(t.max_tokens), "--update-freq", str(t.update_freq),
          "--required-batch-size-multiple", "1",
          "--save-dir", str(save_dir), "--no-epoch-checkpoints", "--patience", str(t.patience),
@@ -101,6 +102,8 @@ def fairseq_train_args(job: FairseqJob, data_bin: Path, save_dir: Path, device: 
               "--best-checkpoint-metric", "bleu", "--maximize-best-checkpoint-metric"]
     if device == "cpu":
         a.append("--cpu")
+    if resolve_precision(t.precision, device)[0] == "bf16":
+        a.append("--autocast-bf16")
     if t.distributed_world_size > 1:
         if device == "cpu":
             # world size and ranks come from torchrun (see fairseq_command); PyTorch's DDP wrapper
@@ -241,13 +244,17 @@ def run_fairseq_train(job: FairseqJob, data_bin: Path, model_dir: Path, progress
     env = dict(os.environ)
     threads = str(job.train.threads)
     env.update(OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads, PYTHONUNBUFFERED="1")
+    if device == "cpu":
+        env.update(allocator_env())
+    precision, why = resolve_precision(job.train.precision, device)
     resumed = (save_dir / "checkpoint_last.pt").exists()
-    log.info("%s fairseq-train (%s, %s threads)%s", "resuming" if resumed else "starting", device, threads,
-             ": " + " ".join(cmd) if log.isEnabledFor(logging.DEBUG) else "")
+    log.info("%s fairseq-train (%s, %s threads, %s)%s", "resuming" if resumed else "starting", device, threads,
+             why, ": " + " ".join(cmd) if log.isEnabledFor(logging.DEBUG) else "")
     display = ProgressDisplay(job.train, enabled=progress)
     start = time.time()
     with open(model_dir / "train.log", "a", encoding="utf-8") as logf:
-        logf.write(f"\n# {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n")
+        logf.write(f"\n# {time.strftime('%Y-%m-%d %H:%M:%S')} precision {precision} ({why})\n")
+        logf.write(f"# {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd)}\n")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
                                 encoding="utf-8", errors="replace", bufsize=1)
         previous = _raise_on_sigterm()
@@ -273,7 +280,8 @@ def run_fairseq_train(job: FairseqJob, data_bin: Path, model_dir: Path, progress
         raise MwemtError(detail or f"fairseq-train failed (exit {code}); see {model_dir / 'train.log'}:\n{tail}")
     if not (save_dir / "checkpoint_last.pt").exists():
         raise MwemtError(f"fairseq-train wrote no checkpoint; see {model_dir / 'train.log'}")
-    return {"device": device, "wall_seconds": round(time.time() - start, 1), "resumed": resumed,
+    return {"device": device, "precision": precision, "precision_reason": why,
+            "wall_seconds": round(time.time() - start, 1), "resumed": resumed,
             "stop_reason": display.stop_reason or "max_epoch reached",
             "validations": validation_history(job.train, model_dir / "train.log"), "command": cmd}
 

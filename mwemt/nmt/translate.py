@@ -28,6 +28,9 @@ INPUT_FORMATS = ("raw", "tokenized", "annotated")
 # What the encoder is told about the source's MWEs: what the lexicon identifies (as in training), or
 # nothing (an ablation: every IOB tag O and every lemma factor the word's own lemma; no wws join).
 SOURCE_MWES = ("identified", "none")
+# fp32 | bf16 (autocast; CPUs with avx512_bf16/amx_bf16) | int8 (dynamic quantization of the linear
+# layers); bench/decode_speed.py measures their speed and BLEU against fp32
+DECODE_PRECISIONS = ("fp32", "bf16", "int8")
 
 
 @dataclass
@@ -57,15 +60,19 @@ class Translator:
     # ------------------------------------------------------------ loading
     @classmethod
     def load(cls, model_dir: str | Path, checkpoint: str | None = None, threads: int | None = 1,
-             lexicon: str | Path | None = None, device: str = "auto") -> Translator:
+             lexicon: str | Path | None = None, device: str = "auto", precision: str = "fp32") -> Translator:
         """Load a model directory written by `mwemt train`; fails clearly on anything inconsistent.
 
+        ``precision``: fp32, bf16 (forward passes under bf16 autocast) or int8 (linear layers
+        dynamically quantized; CPU only), whatever precision the model was trained in.
         ``lexicon`` replaces the model's lexicon copy (for a directory that stores only its hash).
         ``device``: auto (a GPU when there is one), cpu or cuda. ``threads``: torch CPU threads
         (None = torch's default, one per core; on a loaded machine 1 is much faster, see docs/nmt.md).
         """
         import torch
 
+        if precision not in DECODE_PRECISIONS:
+            raise MwemtError(f"decoding precision {precision!r}: choose one of {', '.join(DECODE_PRECISIONS)}")
         if not logging.getLogger().isEnabledFor(logging.DEBUG):  # fairseq's INFO chatter only with -v
             for name in ("fairseq", "mwemt.nmt.fairseq_plugin"):
                 logging.getLogger(name).setLevel(logging.WARNING)
@@ -96,7 +103,13 @@ class Translator:
             model_file(model_dir, f"dict.{factor_lang(pre['src_lang'], k)}.txt", f"dictionary of factor {k}")
         model_file(model_dir, f"dict.{pre['tgt_lang']}.txt", "target dictionary")
         if task_name == "factored_translation":
-            cfg.task.source_factors = int(pre["factors"])
+            from omegaconf import open_dict
+
+            with open_dict(cfg.task):
+                cfg.task.source_factors = int(pre["factors"])
+                cfg.task.autocast_bf16 = precision == "bf16"   # not the training precision: the caller's
+        elif precision == "bf16":
+            raise MwemtError(f"{ckpt}: bf16 decoding needs a 'factored_translation' model (task {task_name!r})")
         if "eval_bleu" in cfg.task:
             cfg.task.eval_bleu = False
         task = tasks.setup_task(cfg.task)
@@ -105,8 +118,12 @@ class Translator:
         model.load_state_dict(state["model"], strict=True, model_cfg=cfg.model)
         model.eval()
         if device == "cuda" or (device == "auto" and torch.cuda.is_available()):
+            if precision == "int8":
+                raise MwemtError("int8 decoding runs on the CPU only (device cpu)")
             model.cuda()
-        log.info("loaded %s (%d source factor(s))", ckpt, int(pre["factors"]))
+        elif precision == "int8":
+            model = quantize_int8(model)
+        log.info("loaded %s (%d source factor(s), %s)", ckpt, int(pre["factors"]), precision)
         return cls(model_dir, pre, task, model, ckpt, annotator, src_sp, tgt_sp)
 
     # ------------------------------------------------------------ source side
@@ -168,7 +185,8 @@ class Translator:
         out = ["" for _ in lines]
         for idx, hyp in self.iter_translate(lines, beam=beam, batch_size=batch_size, sampling=sampling,
                                             topk=topk, seed=seed, input_format=input_format,
-                                            source_mwes=source_mwes, max_len_a=max_len_a, max_len_b=max_len_b, progress=progress):
+                                            source_mwes=source_mwes, max_len_a=max_len_a, max_len_b=max_len_b,
+                                            progress=progress):
             out[idx] = hyp
         return out
 
@@ -228,6 +246,21 @@ def check_source_mwes(source_mwes: str, input_format: str) -> None:
     if source_mwes == "none" and input_format == "annotated":
         raise MwemtError("source_mwes 'none' re-annotates the source: it needs raw or tokenized input, "
                          "not annotated lines")
+
+
+def quantize_int8(model):
+    """The model with int8 weights in its linear layers (activations quantized per batch).
+
+    PyTorch's fused attention reads ``k_proj.weight`` as a tensor, which a quantized layer no
+    longer has, so attention takes fairseq's own path through the projection modules.
+    """
+    import torch
+    from fairseq.modules.multihead_attention import MultiheadAttention
+
+    for module in model.modules():
+        if isinstance(module, MultiheadAttention):
+            module.skip_embed_dim_check = True
+    return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def model_annotator(model_dir: Path, pre: dict, lexicon_path: str | Path | None = None):

@@ -1,7 +1,8 @@
 """mwemt's fairseq plugin: pass this directory to ``--user-dir``.
 
-Registers the task ``factored_translation`` and the models ``factored_transformer`` (presets
-``factored_transformer_tiny``, ``factored_transformer_paper_small``) and ``factored_lstm``.
+Registers the task ``factored_translation``, the models ``factored_transformer`` (presets
+``factored_transformer_tiny``, ``factored_transformer_paper_small``) and ``factored_lstm``, and the
+criterion ``label_smoothed_cross_entropy_fused``.
 
 It also makes fairseq checkpoints loadable under torch >= 2.6, whose ``torch.load`` defaults
 to ``weights_only=True`` and refuses the ``argparse.Namespace`` and numpy scalars/arrays that
@@ -40,4 +41,4 @@ def allow_fairseq_checkpoint_globals() -> None:
 
 allow_fairseq_checkpoint_globals()
 
-from mwemt.nmt.fairseq_plugin import models, task  # noqa: E402,F401  (registers with fairseq)
+from mwemt.nmt.fairseq_plugin import criterion, models, task  # noqa: E402,F401  (registers with fairseq)

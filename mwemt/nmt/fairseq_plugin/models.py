@@ -189,6 +189,12 @@ def factored_transformer_tiny(args):
     _preset(args, dim=64, ffn=256, layers=2, heads=2)
 
 
+@register_model_architecture("factored_transformer", "factored_transformer_small")
+def factored_transformer_small(args):
+    """The CPU science size: 128-dim, 3+3 layers, FFN 512, 4 heads."""
+    _preset(args, dim=128, ffn=512, layers=3, heads=4)
+
+
 @register_model_architecture("factored_transformer", "factored_transformer_paper_small")
 def factored_transformer_paper_small(args):
     """CPU-sized: 256-dim, 3+3 layers, FFN 1024, 4 heads."""
