@@ -8,11 +8,13 @@ into place only when the writer finishes without error.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import hashlib
 import io
 import os
 import shutil
+import stat
 import sys
 import tarfile
 import tempfile
@@ -21,12 +23,80 @@ from pathlib import Path
 from typing import IO
 
 from mwemt.errors import InputError, MwemtError
+from mwemt.processes import raise_if_stopped
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+_PARTIAL: set[str] = set()  # temporary files of the atomic writes in progress
 
 
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+# errors of a write that a user fixes by freeing space or choosing another place
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
+# ---------------------------------------------------------------- outputs never replace inputs
+# Every file opened for reading here is remembered by identity (device, inode, and its change time,
+# so that an inode number reused by a later file does not match); `atomic_write` refuses to replace
+# such a file, however it is named: the same path, a symlink or a hard link to it.
+_READ: dict[tuple[int, int], tuple[str, int]] = {}
+
+
+def _regular_file_id(path: str | Path) -> os.stat_result | None:
+    """The stat of a regular file at ``path`` (symlinks followed); None for anything else or nothing."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def forget_inputs() -> None:
+    """Start afresh: a new command (`mwemt.cli.main`, called again in one process) has read nothing."""
+    _READ.clear()
+
+
+def note_input(path: str | Path) -> None:
+    """Remember that ``path`` was read: no `atomic_write` of this process may replace it."""
+    st = _regular_file_id(path)
+    if st is not None:
+        _READ[(st.st_dev, st.st_ino)] = (str(path), st.st_ctime_ns)
+
+
+def refuse_replacing_input(path: str | Path) -> None:
+    """Raise `MwemtError` if ``path`` is (or links to) a file this process has read as an input."""
+    st = _regular_file_id(path)
+    if st is None:
+        return
+    read = _READ.get((st.st_dev, st.st_ino))
+    if read is not None and read[1] == st.st_ctime_ns:
+        same = "" if read[0] == str(path) else f" ({path} and {read[0]} are the same file)"
+        raise MwemtError(f"{path}: this output is the input {read[0]}{same}; writing it would destroy the "
+                         "input (expected an output path that is not an input)")
+
+
+def check_output_paths(outputs: dict[str, str | Path | None], inputs: dict[str, str | Path | None]) -> None:
+    """Before any work: no output may be the same file as an input, or as another output.
+
+    Both map a name for messages (an argument, a config key) to a path; ``None`` and ``-`` are
+    skipped. Files are compared by device and inode, so a symlink or a hard link to an input is
+    caught as well as the same path; outputs that are not regular files (devices, pipes) are fine.
+    """
+    seen: dict[tuple[int, int], tuple[str, str, str]] = {}
+    for role, kind in ((inputs, "input"), (outputs, "output")):
+        for name, path in role.items():
+            if path is None or str(path) == "-":
+                continue
+            st = _regular_file_id(path)
+            if st is None:
+                continue
+            key = (st.st_dev, st.st_ino)
+            if kind == "output" and key in seen:
+                other_kind, other_name, other_path = seen[key]
+                raise MwemtError(f"{name} {path} is the same file as the {other_kind} {other_name} {other_path}; "
+                                 f"writing it would destroy the {other_kind} (expected an output path that is "
+                                 f"{'not an input' if other_kind == 'input' else 'not another output'})")
+            seen.setdefault(key, (kind, name, str(path)))
 
 
 def _open_binary(path: str | Path) -> IO[bytes]:
@@ -35,10 +105,13 @@ def _open_binary(path: str | Path) -> IO[bytes]:
         return sys.stdin.buffer
     try:
         if path.endswith(TAR_SUFFIXES):
-            return _open_single_member(path)
-        if path.endswith(".gz"):
-            return gzip.open(path, "rb")
-        return open(path, "rb")
+            fh = _open_single_member(path)
+        elif path.endswith(".gz"):
+            fh = gzip.open(path, "rb")
+        else:
+            fh = open(path, "rb")
+        note_input(path)
+        return fh
     except FileNotFoundError:
         raise InputError("file not found", path) from None
     except IsADirectoryError:
@@ -154,31 +227,56 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str = "utf-8") -> 
     if path.exists() and not path.is_file() and not path.is_dir():
         # a device or pipe (/dev/null, /dev/stdout, a FIFO): nothing to replace, and renaming a
         # temporary file over it would destroy it (as root, /dev/null itself)
-        with open(path, mode, **({} if "b" in mode else {"encoding": encoding})) as fh:
-            yield fh
+        try:
+            with open(path, mode, **({} if "b" in mode else {"encoding": encoding})) as fh:
+                yield fh
+        except OSError as exc:
+            if exc.errno in WRITE_ERRNOS:
+                raise MwemtError(f"{path}: cannot write: {exc.strerror}") from None
+            raise
         return
     if path.is_dir():
         raise MwemtError(f"{path}: is a directory (expected an output file path)")
+    refuse_replacing_input(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     except OSError as exc:
         raise MwemtError(f"{path}: cannot write there: {exc.strerror} (expected a writable output path)") from None
+    _PARTIAL.add(tmp)
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs get the usual permissions
         if "b" in mode:
             fh: IO = os.fdopen(fd, "wb")
         else:
             fh = os.fdopen(fd, "w", encoding=encoding, newline="\n")
-        with fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            with fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            if exc.errno in WRITE_ERRNOS:
+                raise MwemtError(f"{path}: cannot write: {exc.strerror}; nothing was written "
+                                 "(expected a writable output path with free space)") from None
+            raise
+        refuse_replacing_input(path)  # an input read while this output was being written
+        raise_if_stopped()  # an interrupt whose exception was swallowed must not commit the output
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    finally:
+        _PARTIAL.discard(tmp)
+
+
+def remove_partial_files() -> None:
+    """Delete the temporary files of every `atomic_write` still open (a forced exit's cleanup)."""
+    for tmp in list(_PARTIAL):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    _PARTIAL.clear()
 
 
 @contextlib.contextmanager

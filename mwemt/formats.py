@@ -421,6 +421,8 @@ def _check_cupt_sentence(path: str, lines: list[tuple[int, str]], comments: list
                          start: int) -> CuptSentence:
     tokens: list[CuptToken] = []
     n_words = 0
+    range_end = 0  # the last word of the latest multiword-token range
+    last_range: tuple[int, str] = (0, "")  # its line and ID
     opened: dict[int, int] = {}  # MWE id -> line where its category was given
     continued: dict[int, int] = {}  # MWE id -> first line continuing it
     for lineno, line in lines:
@@ -436,6 +438,10 @@ def _check_cupt_sentence(path: str, lines: list[tuple[int, str]], comments: list
             if not (a.isdigit() and b.isdigit() and int(a) == n_words + 1 and int(b) > int(a)):
                 raise InputError(f"multiword-token range {tok.id!r} out of place", path, lineno,
                                  expected=f"a range starting at the next word ID {n_words + 1}")
+            if int(a) <= range_end:
+                raise InputError(f"multiword-token range {tok.id!r} overlaps range {last_range[1]!r} of line "
+                                 f"{last_range[0]}", path, lineno, expected=f"a range starting after word {range_end}")
+            range_end, last_range = int(b), (lineno, tok.id)
         elif tok.is_empty_node:
             a, _, b = tok.id.partition(".")
             if not (a.isdigit() and b.isdigit() and int(a) == n_words):
@@ -474,6 +480,9 @@ def _check_cupt_sentence(path: str, lines: list[tuple[int, str]], comments: list
                              expected=f"'{ident}:CATEGORY' on the first word of MWE {ident}")
     if n_words == 0:
         raise InputError("sentence without words", path, start, expected="at least one word row")
+    if range_end > n_words:
+        raise InputError(f"multiword-token range {last_range[1]!r} ends after the last word {n_words}", path,
+                         last_range[0], expected=f"a range within the sentence's words 1-{n_words}")
     return CuptSentence(comments, tokens, path, start)
 
 
@@ -591,6 +600,8 @@ def _test_mwe(m, n_tokens: int, n_ref_tokens: int | None = None) -> TestMwe:
     for key in ("lemma", "reference"):
         if not isinstance(m[key], str):
             raise ValueError(f"MWE {key} {m[key]!r} is not a string")
+    if not m["reference"].strip():  # it would be skipped, and the MWEs left would decide the score
+        raise ValueError(f"MWE {m['lemma']!r} has an empty reference translation")
     ref_indices = m.get("reference_indices", [])
     limit = n_ref_tokens if n_ref_tokens is not None else float("inf")
     if (not isinstance(ref_indices, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ref_indices)

@@ -67,15 +67,31 @@ def lidioms_written_forms(path: str | Path) -> dict[str, list[str]]:
         raise InputError("reading Turtle needs rdflib", path, expected="`pip install rdflib`") from None
     from rdflib.plugins.parsers.notation3 import BadSyntax
 
+    expected = "an OntoLex-Lemon Turtle file such as LIdioms' german.ttl"
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read Turtle: {exc.strerror}", path, expected="a readable Turtle file") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"invalid UTF-8 at byte {exc.start}", path, data[:exc.start].count(b"\n") + 1,
+                         expected="a UTF-8 Turtle file") from None
     graph = rdflib.Graph()
     try:
-        graph.parse(str(path), format="turtle")
+        graph.parse(data=text, format="turtle", publicID=Path(path).resolve().as_uri())
     except BadSyntax as exc:
         why = exc.args[-1] if exc.args else "bad syntax"  # rdflib's own message spans several lines
-        raise InputError(f"not valid Turtle: {why}", path, exc.lines + 1,
-                         expected="an OntoLex-Lemon Turtle file such as LIdioms' german.ttl") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read Turtle: {exc}", path, expected="a UTF-8 Turtle file") from None
+        # the error's character offset gives its line; rdflib's own `lines` count can overshoot
+        offset = getattr(exc, "_i", None)
+        line = text[:offset].count("\n") + 1 if isinstance(offset, int) else exc.lines + 1
+        raise InputError(f"not valid Turtle: {why}", path, min(line, text.count("\n") + 1),
+                         expected=expected) from None
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - rdflib fails on some garbage with IndexError, ValueError...
+        raise InputError(f"not valid Turtle (the parser gave up without a position: {type(exc).__name__}: {exc})",
+                         path, expected=expected) from None
     ontolex = rdflib.Namespace(ONTOLEX)
     forms: dict[str, set[str]] = defaultdict(set)
     for entry in graph.subjects(rdflib.URIRef(RDF_TYPE), ontolex.LexicalEntry):

@@ -115,8 +115,48 @@ def test_wrong_factor_count_at_inference(models):
     from mwemt.nmt.translate import Translator
 
     tr = Translator.load(models["iob"])
-    with pytest.raises(MwemtError, match=r"input line 1: input has 2 factor\(s\) per token but the model expects 3"):
+    with pytest.raises(MwemtError, match=r"<input>:1: input has 2 factor\(s\) per token but the model expects 3"):
         tr.translate(["the|O cat|O"], input_format="annotated")
+
+
+def test_translate_errors_name_the_input_file_and_line(models, tmp_path, capsys):
+    """Issue 15: errors said `input line 2`, not which file; and an IOB tag X passed as <unk>."""
+    from mwemt.cli import main
+
+    src = tmp_path / "test.iob.en"
+    for bad, message in [("the|the|O cat|cat", "token 2 'cat|cat' has 2 factors (expected 3 factors"),
+                         ("the|the|O cat|cat|X", "position 2: bad tag 'X' (expected IOB tags B, I or O"),
+                         ("the|the|O cat|take_care|I", "position 2: I of 'take_care' follows no B")]:
+        src.write_text(f"she|she|O\n{bad}\n")
+        assert main(["translate", "-m", str(models["iob"]), "-i", str(src), "--input-format", "annotated",
+                     "-q"]) == 2
+        assert f"{src}:2: {message}" in capsys.readouterr().err
+
+
+def test_a_damaged_checkpoint_or_dictionary_is_a_located_error(models, tmp_path, capsys):
+    """Issue 15: a truncated checkpoint gave `error: Invalid argument` (exit 1), a damaged
+    dictionary a ValueError traceback line."""
+    from mwemt.cli import main
+
+    src = tmp_path / "in.en"
+    src.write_text("She took care of the dog.\n")
+    broken = tmp_path / "m"
+    shutil.copytree(models["iob"], broken)
+    ckpt = broken / "checkpoints" / "checkpoint_best.pt"
+    ckpt.write_bytes(ckpt.read_bytes()[:5000])
+    assert main(["translate", "-m", str(broken), "-i", str(src), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"{ckpt}: cannot load the checkpoint" in err and "Traceback" not in err
+    ckpt.write_bytes(b"")
+    assert main(["translate", "-m", str(broken), "-i", str(src), "-q"]) == 2
+    assert f"{ckpt}: cannot load the checkpoint" in capsys.readouterr().err
+    shutil.copyfile(models["iob"] / "checkpoints" / "checkpoint_best.pt", ckpt)
+    target_dict = broken / "dict.it.txt"
+    lines = target_dict.read_text(encoding="utf-8").splitlines()
+    lines[3] = "a line without a count"
+    target_dict.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["translate", "-m", str(broken), "-i", str(src), "-q"]) == 2
+    assert f"{target_dict}:4: dictionary line 'a line without a count'" in capsys.readouterr().err
 
 
 def test_missing_model_files(models, tmp_path):

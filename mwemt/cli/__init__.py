@@ -8,12 +8,15 @@ and a missing optional dependency (torch, fairseq) only affects the commands tha
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import sys
 
 from mwemt import __version__
 from mwemt.errors import MwemtError
+from mwemt.fileio import WRITE_ERRNOS, check_output_paths, forget_inputs
+from mwemt.processes import interrupt_exit_code, raise_if_stopped, signal_name, signals_unwind
 
 # name -> (module, one-line help). The order is the pipeline's order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -69,17 +72,73 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     mod = importlib.import_module(args._module)
-    try:
-        code = mod.run(args)
-    except MwemtError as exc:
-        print(f"mwemt {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
-    except KeyboardInterrupt:
-        print(f"mwemt {args.command}: interrupted; no partial output was kept", file=sys.stderr)
-        return 130
+    forget_inputs()
+    with signals_unwind():
+        try:
+            check_output_paths(*_path_arguments(args))
+            code = mod.run(args)
+            raise_if_stopped()
+        except MwemtError as exc:
+            print(f"mwemt {args.command}: error: {exc}", file=sys.stderr)
+            return 2
+        except BrokenPipeError:
+            return 0
+        except KeyboardInterrupt as exc:
+            print(f"mwemt {args.command}: stopped by {signal_name(exc)}; no partial output was kept",
+                  file=sys.stderr)
+            return interrupt_exit_code(exc)
+        except MemoryError:
+            print(f"mwemt {args.command}: error: out of memory; nothing was written (expected smaller input, "
+                  "or fewer workers)", file=sys.stderr)
+            return 1
+        except OSError as exc:  # the machine, not the input: a full disk, a lost mount, a killed child
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(f"mwemt {args.command}: error: {where}{exc.strerror or exc}{_PATH_HINTS.get(exc.errno, '')}",
+                  file=sys.stderr)
+            return 2 if exc.errno in WRITE_ERRNOS or exc.errno in _PATH_HINTS else 1
+        except Exception as exc:  # a bug: say so in one line, the traceback with --verbose
+            if args.verbose:
+                raise
+            print(f"mwemt {args.command}: internal error: {type(exc).__name__}: {exc}\n"
+                  "  this is a bug in mwemt; run again with --verbose for the traceback and report it",
+                  file=sys.stderr)
+            return 1
     return int(code or 0)
+
+
+# Errors of a path the user gave (exit 2, like bad input), with what to do about them.
+_PATH_HINTS = {
+    errno.ENOTDIR: " (a part of this path is a file, not a directory; expected a path under directories)",
+    errno.EACCES: " (expected a path you may read and write)",
+    errno.EPERM: " (expected a path you may read and write)",
+    errno.EISDIR: " (expected a file path, not a directory)",
+    errno.ENAMETOOLONG: " (expected a shorter path)",
+}
+
+# Arguments that name files a command writes. Every other argument naming an existing file is an
+# input; `check_output_paths` refuses an output that is an input (or another output) before any
+# work, and `mwemt.fileio.atomic_write` refuses it again at write time, however the file was named.
+OUTPUT_ARGUMENTS = ("output", "out", "report", "json", "sentence_scores", "destdir", "workdir", "run_dir")
+
+
+def _path_arguments(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:
+    """(outputs, inputs) of a parsed command line, by option name, for `check_output_paths`."""
+    outputs: dict[str, str] = {}
+    inputs: dict[str, str] = {}
+    for dest, value in vars(args).items():
+        if dest.startswith("_") or dest == "command":
+            continue
+        name = "--" + dest.replace("_", "-")
+        values = value if isinstance(value, list) else [value]
+        for k, v in enumerate(x for x in values if isinstance(x, str)):
+            label = name if len(values) == 1 else f"{name} #{k + 1}"
+            if dest in OUTPUT_ARGUMENTS:
+                outputs[label] = v
+                continue
+            # NAME=PATH (score --hyp) and PATH::COLUMN (compositionality --corpus) name a file too
+            for candidate in {v, v.partition("=")[2], v.partition("::")[0]} - {""}:
+                inputs[f"{label}" if candidate == v else f"{label} ({candidate})"] = candidate
+    return outputs, inputs
 
 
 if __name__ == "__main__":

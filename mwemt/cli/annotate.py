@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from mwemt.errors import MwemtError
@@ -136,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
         total = count_lines(args.input) if progress else None
         from tqdm import tqdm
 
-        with atomic_write(args.output) as out:
-            stream = annotate_stream(annotator, lines, args.encoding, report, workers=args.workers,
-                                     confidence_buckets=args.confidence_buckets)
+        stream = annotate_stream(annotator, lines, args.encoding, report, workers=args.workers,
+                                 confidence_buckets=args.confidence_buckets)
+        with atomic_write(args.output) as out, contextlib.closing(stream):  # closing reaps the workers
             for line in tqdm(stream, total=total, unit=" sent", disable=not progress, file=sys.stderr):
                 out.write(line + "\n")
     if args.report:

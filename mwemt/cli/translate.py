@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     hyps = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, sampling=args.sampling,
                                 topk=args.topk, seed=args.seed, input_format=args.input_format,
                                 source_mwes=args.source_mwes,
-                                progress=not args.quiet and args.output != "-")
+                                progress=not args.quiet and args.output != "-",
+                                source="<stdin>" if args.input == "-" else args.input)
     write_lines(args.output, hyps)
     return 0

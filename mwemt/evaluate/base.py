@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from mwemt.errors import MwemtError
 from mwemt.evaluate.signature import Signature, format_signature
 
 if TYPE_CHECKING:
@@ -41,6 +42,15 @@ def column_sums(rows: np.ndarray) -> np.ndarray:
     """The sum of each column, each summed as one contiguous vector: numpy's pairwise summation,
     as ``np.sum`` and ``np.mean`` of a 1-D array do (exact for integer statistics)."""
     return np.ascontiguousarray(rows.T).sum(axis=-1)
+
+
+class SegmentError(MwemtError):
+    """A segment a metric cannot score (``side``: "hyp" or "ref"; ``sentence``: 1-based); the
+    caller, who knows the files, turns it into an `InputError` naming file and line."""
+
+    def __init__(self, message: str, sentence: int, side: str):
+        super().__init__(f"sentence {sentence}: {message}")
+        self.message, self.sentence, self.side = message, sentence, side
 
 
 @dataclass(frozen=True, eq=False)

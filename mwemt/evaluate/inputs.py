@@ -133,6 +133,8 @@ def check_lengths(inputs: ScoreInputs) -> None:
         if system.alignments is not None and len(system.alignments) != n:
             raise InputError(f"{len(system.alignments)} alignment lines but {n} hypotheses", system.alignment_path,
                              expected="one alignment line per hypothesis")
+        if system.alignments is not None and inputs.testset is not None:
+            check_alignment_sources(system, inputs.testset)
     if inputs.ids is not None:
         check_ids(inputs.ids, n, inputs.sources.get("ids"))
         if inputs.testset is not None:
@@ -140,6 +142,18 @@ def check_lengths(inputs: ScoreInputs) -> None:
                 if given != item.id:
                     raise InputError(f"segment id {given!r}, but sentence {k} of the test set has id {item.id!r}",
                                      inputs.sources.get("ids"), k, expected="the test set's ids, or no test set")
+
+
+def check_alignment_sources(system: SystemOutput, testset: Sequence[TestItem]) -> None:
+    """Every alignment's source index points into its test-set source (whitespace tokens, as the
+    MWE indices count them); the hypothesis side is checked against each hypothesis when scored."""
+    for lineno, (links, item) in enumerate(zip(system.alignments or (), testset), 1):
+        n_src = len(item.source.split())
+        bad = next((i for i, _ in links if i >= n_src), None)
+        if bad is not None:
+            raise InputError(f"alignment points to source token {bad}, but the test-set source has {n_src} tokens",
+                             system.alignment_path or f"alignments of system {system.name!r}", lineno,
+                             expected="source indices below the number of tokens of the test-set source")
 
 
 def check_ids(ids: Sequence[str], n: int | None, path: str | None) -> None:

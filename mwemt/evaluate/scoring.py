@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mwemt.errors import InputError
-from mwemt.evaluate.base import Metric, MetricScore, SentenceStats
+from mwemt.evaluate.base import Metric, MetricScore, SegmentError, SentenceStats
 from mwemt.evaluate.bootstrap import BootstrapResult, BootstrapSettings, paired_bootstrap
 from mwemt.evaluate.inputs import ScoreInputs, SystemOutput
 from mwemt.evaluate.mwe_score import AlignmentError
@@ -47,11 +47,17 @@ class ScoreRun:
     segment_ids: list[str] = field(default_factory=list)
 
 
-def system_stats(metric: Metric, system: SystemOutput, refs: Sequence, index: int = 0) -> SentenceStats:
-    """One system's sentence statistics; a bad alignment is reported with its file and line."""
+def system_stats(metric: Metric, system: SystemOutput, refs: Sequence, index: int = 0,
+                 ref_path: str | None = None) -> SentenceStats:
+    """One system's sentence statistics; a bad alignment or segment is reported with its file and line."""
     kwargs = {"alignments": system.alignments} if metric.uses_alignments and system.alignments is not None else {}
     try:
         return metric.sentence_stats(system.hyps, refs, **kwargs)
+    except SegmentError as exc:
+        path = system.path if exc.side == "hyp" else ref_path
+        if path is None:
+            raise
+        raise InputError(exc.message, path, exc.sentence) from None
     except AlignmentError as exc:
         if system.alignment_path is None:
             exc.system = index
@@ -64,7 +70,8 @@ def score_metric(metric: Metric, inputs: ScoreInputs, *, sentence_level: bool = 
                  bootstrap: BootstrapSettings | None = None) -> MetricResults:
     """Every system of ``inputs`` with one metric; with ``bootstrap``, each tested against the first."""
     refs = inputs.references_for(metric)
-    stats = [system_stats(metric, s, refs, k) for k, s in enumerate(inputs.systems)]
+    ref_path = inputs.sources.get("ref") or inputs.sources.get("testset")
+    stats = [system_stats(metric, s, refs, k, ref_path) for k, s in enumerate(inputs.systems)]
     scores = [metric.corpus_score_from_stats(s, sentence_level=sentence_level) for s in stats]
     results = None
     if bootstrap is not None:

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mwemt.errors import MwemtError
-from mwemt.evaluate.base import RatioMetric, SentenceStats, Signature
+from mwemt.evaluate.base import RatioMetric, SegmentError, SentenceStats, Signature
 from mwemt.evaluate.function_words import describe as describe_function_words
 from mwemt.evaluate.function_words import is_function_token
 from mwemt.evaluate.ngram_match import max_weight_matching
@@ -78,6 +78,7 @@ VARIANTS = ("tesla", "tesla-comp", "tesla-01")
 FUNCTION_WEIGHT = 0.1
 DEFAULT_COMPOSITIONALITY = 0.5
 _CACHE_LIMIT = 200_000
+MAX_SEGMENT_TOKENS = 1000  # per segment: bounds the pair's similarity matrices (about 8 MB each)
 
 
 @dataclass
@@ -351,6 +352,19 @@ class Tesla(RatioMetric):
             f_values.append(p * rec / (self.alpha * p + (1 - self.alpha) * rec) if p > 0 and rec > 0 else 0.0)
         return float(np.mean(f_values))
 
+    def _analyze_bounded(self, text: str, sentence: int, side: str) -> Analysis:
+        """`analyze`, refusing a segment longer than `MAX_SEGMENT_TOKENS`: the similarity matrices of
+        a pair grow with the product of its lengths (a 1 MB line would need tens of GiB)."""
+        n = len(text.split())  # a lower bound of the token count: refuse before tokenizing a huge line
+        if n <= MAX_SEGMENT_TOKENS:
+            analysis = self.analyze(text)
+            n = len(analysis.tokens)
+        if n > MAX_SEGMENT_TOKENS:
+            raise SegmentError(f"{'hypothesis' if side == 'hyp' else 'reference'} of {n} tokens is too long for "
+                               f"{self.name} (at most {MAX_SEGMENT_TOKENS} tokens per segment: its word-similarity "
+                               "matrices grow with the product of the two lengths; split the segment)", sentence, side)
+        return analysis
+
     def sentence_stats(self, hyps: Sequence[str], refs: Sequence[str], *, progress: bool | None = None,
                        **kwargs) -> SentenceStats:
         """One row per sentence (`STATS_COLUMNS`); ``progress=None`` shows a bar only for long runs
@@ -365,10 +379,11 @@ class Tesla(RatioMetric):
         without_value: Counter = Counter()
         solver_stats: dict[str, int] = {}
         rows = []
-        for hyp, ref in tqdm(zip(hyps, refs), total=len(hyps), desc=self.name, unit="seg",
-                             disable=disable, leave=False):
+        for k, (hyp, ref) in enumerate(tqdm(zip(hyps, refs), total=len(hyps), desc=self.name, unit="seg",
+                                            disable=disable, leave=False), 1):
             pair = PairStats()
-            score = 100.0 * self._pair_score(self.analyze(hyp), self.analyze(ref), pair, solver_stats)
+            hyp_analysis, ref_analysis = self._analyze_bounded(hyp, k, "hyp"), self._analyze_bounded(ref, k, "ref")
+            score = 100.0 * self._pair_score(hyp_analysis, ref_analysis, pair, solver_stats)
             rows.append((score, 1.0, pair.ref_mwes, pair.matched, sum(pair.without_value.values())))
             without_value.update(pair.without_value)
         info = {"solver": dict(sorted(solver_stats.items())), "types_without_compositionality": len(without_value)}

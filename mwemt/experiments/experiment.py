@@ -270,6 +270,15 @@ def count_stages(cfg: ExperimentConfig, systems: list[str], *, with_tests: bool 
     return n + n_tests + (len(cfg.report.applies_to(cfg.tests)) if with_tests else 0)   # scores, reports
 
 
+def check_devices(cfg: ExperimentConfig, systems: list[str]) -> None:
+    """Before any stage runs: every system trains on a device this machine has."""
+    from mwemt.nmt.train import resolve_device
+
+    for system in systems:
+        resolve_device(cfg.model_sections(system).train.device,
+                       "train.device" + (f" of system {system}" if len(cfg.systems) > 1 else ""))
+
+
 def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[str] | None = None,
                    progress: bool = True, log: TextIO | None = None, plot: bool = True,
                    publish: str | Path | None = None) -> dict:
@@ -279,6 +288,7 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
     commands that rescore them (`mwemt.experiments.publish`)."""
     require_tests(cfg)
     names = ordered_systems(cfg, systems)
+    check_devices(cfg, names)
     run_dir = Path(run_dir)
     t0 = time.monotonic()
     with Runner(run_dir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, names), progress=progress,
@@ -316,6 +326,7 @@ def train_system(cfg: ExperimentConfig, system: str, workdir: str | Path, *, pro
     """
     workdir = Path(workdir)
     _check_model_link(workdir / MODEL_LINK)
+    check_devices(cfg, [system])
     with Runner(workdir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, [system], with_tests=False),
                 progress=progress, log=log if log is not None else sys.stderr) as runner:
         model = Pipeline(runner, cfg).system_model(system).output("model")

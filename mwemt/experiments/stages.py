@@ -518,7 +518,7 @@ def translate_stage(ctx) -> dict:
     lines = read_lines(ctx.inputs["source"])
     translator = Translator.load(ctx.inputs["model"], threads=ctx.params.get("threads"))
     hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, source_mwes=c.source_mwes,
-                                progress=ctx.progress)
+                                progress=ctx.progress, source=str(ctx.inputs["source"]))
     write_lines(ctx.out / "hyp.txt", [" ".join(h.split()) for h in hyps])
     return {"hyp": "hyp.txt"}
 

@@ -82,3 +82,38 @@ def model_file(model_dir: str | Path, name: str, what: str) -> Path:
 def factor_lang(src: str, k: int) -> str:
     """The pseudo language code of source factor ``k`` (``en.factor1``); factor 0 is ``src`` itself."""
     return src if k == 0 else f"{src}.{FACTOR_SUFFIX}{k}"
+
+
+def read_checkpoint(ckpt: Path, model_dir: Path) -> dict:
+    """A fairseq checkpoint's state, loaded on the CPU; a truncated or corrupt file is an `InputError`."""
+    from fairseq import checkpoint_utils
+
+    try:
+        state = checkpoint_utils.load_checkpoint_to_cpu(str(ckpt), arg_overrides={"data": str(model_dir)})
+    except (MwemtError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - torch and pickle raise many types for a damaged file
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise InputError(f"cannot load the checkpoint ({type(exc).__name__}: {first})", ckpt, expected="a complete checkpoint written by `mwemt train`; truncated or damaged? "
+                         "train again, or pick another with --checkpoint") from None
+    if not isinstance(state, dict) or not {"cfg", "model"} <= state.keys() or state["cfg"] is None:
+        raise InputError("not a fairseq checkpoint (no cfg and model entries)", ckpt,
+                         expected="a checkpoint written by `mwemt train`")
+    return state
+
+
+def check_dictionary(path: Path) -> None:
+    """Raise `InputError` at the first line of a fairseq dictionary that is not ``TOKEN COUNT [#fairseq:overwrite]``."""
+    with open(path, encoding="utf-8", errors="strict") as fh:
+        try:
+            for lineno, line in enumerate(fh, 1):
+                entry = line.rstrip("\n")
+                if entry.endswith(" #fairseq:overwrite"):
+                    entry = entry[: -len(" #fairseq:overwrite")]
+                token, sep, count = entry.rpartition(" ")
+                if not sep or not token or not count.lstrip("-").isdigit():
+                    raise InputError(f"dictionary line {entry[:60]!r}", path, lineno,
+                                     expected="'TOKEN COUNT' lines of a fairseq dictionary; the model directory "
+                                              "is damaged")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"invalid UTF-8 ({exc.reason})", path, expected="a UTF-8 fairseq dictionary") from None

@@ -50,12 +50,17 @@ class FairseqJob:
 
 # ---------------------------------------------------------------- fairseq-train
 
-def resolve_device(device: str) -> str:
-    if device != "auto":
-        return device
+def resolve_device(device: str, key: str = "device") -> str:
+    """auto -> cuda or cpu; cuda without a GPU torch can use is refused here, before any work
+    (``key`` names the setting in the message)."""
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise MwemtError(f"{key} is cuda, but torch {torch.__version__} finds no CUDA GPU on this machine "
+                         f"(expected {key} cpu or auto)")
+    return device
 
 
 def fairseq_train_args(job: FairseqJob, data_bin: Path, save_dir: Path, device: str = "cpu") -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
 from mwemt.formats import parse_factored
-from mwemt.nmt.modeldir import find_checkpoint, model_file, read_preprocess
+from mwemt.nmt.modeldir import check_dictionary, find_checkpoint, model_file, read_checkpoint, read_preprocess
 from mwemt.preprocess.tokenize import detokenize
 
 log = logging.getLogger(__name__)
@@ -76,11 +76,13 @@ class Translator:
         if not logging.getLogger().isEnabledFor(logging.DEBUG):  # fairseq's INFO chatter only with -v
             for name in ("fairseq", "mwemt.nmt.fairseq_plugin"):
                 logging.getLogger(name).setLevel(logging.WARNING)
-        from fairseq import checkpoint_utils, tasks
+        from fairseq import tasks
 
         import mwemt.nmt.fairseq_plugin  # noqa: F401  (registers task and models; checkpoint loading)
+        from mwemt.nmt.train import resolve_device
         from mwemt.preprocess.subword import SubwordModel
 
+        device = resolve_device(device)
         model_dir = Path(model_dir)
         pre = read_preprocess(model_dir)
         ckpt = find_checkpoint(model_dir, checkpoint)
@@ -92,7 +94,7 @@ class Translator:
         annotator = model_annotator(model_dir, pre, lexicon)
         if threads:
             torch.set_num_threads(threads)
-        state = checkpoint_utils.load_checkpoint_to_cpu(str(ckpt), arg_overrides={"data": str(model_dir)})
+        state = read_checkpoint(ckpt, model_dir)
         cfg = state["cfg"]
         task_name = cfg.task._name
         if task_name not in ("factored_translation", "translation"):
@@ -100,8 +102,9 @@ class Translator:
                              "'factored_translation' and 'translation' models")
         for k in range(int(pre["factors"])):
             from mwemt.nmt.modeldir import factor_lang
-            model_file(model_dir, f"dict.{factor_lang(pre['src_lang'], k)}.txt", f"dictionary of factor {k}")
-        model_file(model_dir, f"dict.{pre['tgt_lang']}.txt", "target dictionary")
+            check_dictionary(model_file(model_dir, f"dict.{factor_lang(pre['src_lang'], k)}.txt",
+                                        f"dictionary of factor {k}"))
+        check_dictionary(model_file(model_dir, f"dict.{pre['tgt_lang']}.txt", "target dictionary"))
         if task_name == "factored_translation":
             from omegaconf import open_dict
 
@@ -117,7 +120,7 @@ class Translator:
         model = task.build_model(cfg.model)
         model.load_state_dict(state["model"], strict=True, model_cfg=cfg.model)
         model.eval()
-        if device == "cuda" or (device == "auto" and torch.cuda.is_available()):
+        if device == "cuda":  # resolved above: "auto" became cuda or cpu, cuda without a GPU was refused
             if precision == "int8":
                 raise MwemtError("int8 decoding runs on the CPU only (device cpu)")
             model.cuda()
@@ -133,6 +136,7 @@ class Translator:
         ``source_mwes="none"`` encodes the line as if the lexicon had found no MWE in it (the
         ablation that shows whether a model uses its MWE factors)."""
         from mwemt.preprocess.annotate import encode_sentence
+        from mwemt.preprocess.encode import check_iob
 
         check_source_mwes(source_mwes, input_format)
         if input_format not in INPUT_FORMATS:
@@ -158,6 +162,11 @@ class Translator:
                 raise MwemtError(f"input has {len(rows[0])} factor(s) per token but the model expects "
                                  f"{self.n_factors} ({'|'.join(self.preprocess['factor_names'])})")
             parse_factored(text, self.n_factors)
+            if input_format == "annotated" and self.preprocess["encoding"] == "iob":
+                try:  # a tag the model never saw would be read as <unk>, silently
+                    check_iob([r[-1] for r in rows], [r[1] for r in rows])
+                except ValueError as exc:
+                    raise MwemtError(f"{exc} (expected IOB tags B, I or O, each I continuing a B)") from None
             if self.src_subword is not None:
                 rows = self.src_subword.encode_factored(rows, iob=self.preprocess["subword"].get("iob", "copy"))
         return Encoded(rows)
@@ -175,7 +184,7 @@ class Translator:
     def translate(self, lines: Sequence[str], beam: int = 5, batch_size: int = 32, sampling: bool = False,
                   topk: int = -1, seed: int | None = None, *, input_format: str = "raw",
                   source_mwes: str = "identified", max_len_a: float = 1.2, max_len_b: int = 10,
-                  progress: bool = False) -> list[str]:
+                  progress: bool = False, source: str | None = None) -> list[str]:
         """Raw source lines -> detokenized target lines (an empty line gives an empty line).
 
         ``sampling=True`` samples one output per line (``topk`` > 0 restricts to the k most
@@ -186,15 +195,16 @@ class Translator:
         for idx, hyp in self.iter_translate(lines, beam=beam, batch_size=batch_size, sampling=sampling,
                                             topk=topk, seed=seed, input_format=input_format,
                                             source_mwes=source_mwes, max_len_a=max_len_a, max_len_b=max_len_b,
-                                            progress=progress):
+                                            progress=progress, source=source):
             out[idx] = hyp
         return out
 
     def iter_translate(self, lines: Sequence[str], beam: int = 5, batch_size: int = 32, sampling: bool = False,
                        topk: int = -1, seed: int | None = None, *, input_format: str = "raw",
                        source_mwes: str = "identified", max_len_a: float = 1.2, max_len_b: int = 10,
-                       progress: bool = False) -> Iterator[tuple[int, str]]:
-        """(line index, translation) in batch order, for streaming callers."""
+                       progress: bool = False, source: str | None = None) -> Iterator[tuple[int, str]]:
+        """(line index, translation) in batch order, for streaming callers. ``source`` names the
+        lines' file in errors (which then give its line number)."""
         import torch
         from fairseq import utils as fs_utils
         from tqdm import tqdm
@@ -212,10 +222,9 @@ class Translator:
             try:
                 enc = self.encode(line, input_format, source_mwes)
             except InputError as exc:
-                raise MwemtError(f"input line {i + 1}: {exc.detail}"
-                                 + (f" (expected {exc.expected})" if exc.expected else "")) from None
+                raise InputError(exc.detail, source or "<input>", i + 1, exc.expected) from None
             except MwemtError as exc:
-                raise MwemtError(f"input line {i + 1}: {exc}") from None
+                raise InputError(str(exc), source or "<input>", i + 1) from None
             if enc.rows:
                 encoded.append((i, self._ids(enc)))
         encoded.sort(key=lambda p: -len(p[1]))

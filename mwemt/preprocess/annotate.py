@@ -356,14 +356,12 @@ def annotate_lines(annotator: Annotator, lines: Iterable[str], encoding: str,
 
 
 # ---------------------------------------------------------------- many sentences, many processes
-_WORKER: Annotator | None = None
 
 
-def _annotate_chunk(args: tuple[list[str], str, int]) -> tuple[list[str], AnnotationReport]:
-    lines, encoding, buckets = args
+def _annotate_chunk(annotator: Annotator, task: tuple[list[str], str, int]) -> tuple[list[str], AnnotationReport]:
+    lines, encoding, buckets = task
     report = AnnotationReport()
-    assert _WORKER is not None
-    out = list(annotate_lines(_WORKER, lines, encoding, report, buckets))
+    out = list(annotate_lines(annotator, lines, encoding, report, buckets))
     return out, report
 
 
@@ -383,28 +381,19 @@ def annotate_stream(annotator: Annotator, lines: Iterable[str], encoding: str, r
     """Annotate a stream of lines in order, on ``workers`` processes; memory stays bounded.
 
     Workers are forked with the compiled lexicon already in memory, so nothing is rebuilt per
-    process; chunks come back in input order.
+    process; chunks come back in input order. Closing the iterator early (or an interrupt) kills
+    and reaps the workers (`mwemt.processes.ordered_map`).
     """
     if workers <= 1:
         yield from annotate_lines(annotator, lines, encoding, report, confidence_buckets)
         return
-    import multiprocessing as mp
-    from collections import deque
+    from mwemt.processes import ordered_map
 
-    global _WORKER
-    _WORKER = annotator
-    ctx = mp.get_context("fork")
-    chunks = _chunks(lines, chunk_size)
-    with ctx.Pool(workers) as pool:
-        pending: deque = deque()
-        for chunk in chunks:  # keep a bounded number of chunks in flight: memory stays flat
-            pending.append(pool.apply_async(_annotate_chunk, ((chunk, encoding, confidence_buckets),)))
-            if len(pending) >= 2 * workers:
-                out, rep = pending.popleft().get()
-                report.merge(rep)
-                yield from out
-        while pending:
-            out, rep = pending.popleft().get()
+    chunks = ((chunk, encoding, confidence_buckets) for chunk in _chunks(lines, chunk_size))
+    results = ordered_map(_annotate_chunk, chunks, workers, state=annotator)
+    try:
+        for out, rep in results:
             report.merge(rep)
             yield from out
-    _WORKER = None
+    finally:
+        results.close()

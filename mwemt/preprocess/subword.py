@@ -28,6 +28,7 @@ from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import atomic_write, count_lines, iter_lines
 from mwemt.formats import format_factored, parse_factored
 from mwemt.preprocess.encode import escape, tag_base
+from mwemt.processes import call_in_child
 from mwemt.sampling import sample_stream
 from mwemt.schema import setting
 
@@ -218,8 +219,6 @@ class SubwordModel:
         letter pieces, so ``walked_off`` -> ``▁walked _ off``; False lets BPE merge across them.
         ``user_defined_symbols`` (e.g. a ``<BT>`` tag) are always whole pieces, like the factor escapes.
         """
-        import sentencepiece as spm
-
         if model_type not in MODEL_TYPES:
             raise MwemtError(f"model type {model_type!r} is not one of {', '.join(MODEL_TYPES)}")
         if vocab_size < 10:
@@ -246,16 +245,13 @@ class SubwordModel:
             "add_dummy_prefix": True, "remove_extra_whitespaces": True, "hard_vocab_limit": False,
             "num_threads": num_threads,
         }
-        spm.set_random_generator_seed(seed)
-        writer = io.BytesIO()
-        try:
-            spm.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=writer,
-                                           minloglevel=2, **options)
+        try:  # in a child process: sentencepiece's C++ training would hold off Ctrl-C until it ends
+            model_bytes = call_in_child(_train_sentencepiece, sentences, seed, options)
         except RuntimeError as exc:
             hint = " (with byte fallback the vocabulary needs 256 byte pieces plus every character)" \
                 if byte_fallback else ""
             raise MwemtError(f"sentencepiece training failed: {exc}{hint}") from None
-        model = cls(writer.getvalue())
+        model = cls(model_bytes)
         if model.vocab_size < vocab_size:
             log.warning("asked for %d pieces, the data supports %d", vocab_size, model.vocab_size)
         model._training = {
@@ -381,6 +377,17 @@ class SubwordModel:
         if SPACE_ESCAPE in text:
             return [unescape_token(t) for t in text.split(SPACE) if t]
         return [t for t in text.split(SPACE) if t]
+
+
+def _train_sentencepiece(sentences: list[str], seed: int, options: dict) -> bytes:
+    """The serialized model sentencepiece trains on ``sentences`` (run in a child process)."""
+    import sentencepiece as spm
+
+    spm.set_random_generator_seed(seed)
+    writer = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=writer, minloglevel=2,
+                                   **options)
+    return writer.getvalue()
 
 
 def training_sentences(inputs: Sequence[str | Path], *, factored: bool = False,
