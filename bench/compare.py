@@ -30,14 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from score_speed import cpu_description
-
 from mwemt.evaluate.bootstrap import BootstrapSettings
 from mwemt.evaluate.compare import CompareSettings, compare_systems, load_compare_inputs, write_report
 from mwemt.evaluate.compare.analysis import default_metrics
 from mwemt.evaluate.compare.mwes import count_in_corpus
 from mwemt.evaluate.registry import MetricOptions
 from mwemt.evaluate.scoring import score_systems
+from mwemt.nmt.cpu import describe
 from mwemt.preprocess.tokenize import tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,7 +119,7 @@ def main() -> int:
     ap.add_argument("--systems", type=int, default=5)
     ap.add_argument("--train", type=int, default=20000)
     args = ap.parse_args()
-    print(f"CPU: {cpu_description()}; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} "
+    print(f"{describe()}; load average {os.getloadavg()[0]:.2f} "
           f"{os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     with tempfile.TemporaryDirectory(prefix="mwemt-bench-compare-") as tmp:
         d = Path(tmp)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.processes import raise_if_stopped
+from mwemt.processes import on_force_exit, raise_if_stopped
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -277,6 +277,9 @@ def remove_partial_files() -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
     _PARTIAL.clear()
+
+
+on_force_exit(remove_partial_files)
 
 
 @contextlib.contextmanager

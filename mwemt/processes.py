@@ -75,12 +75,21 @@ def kill_tracked_children() -> None:
 # ---------------------------------------------------------------- signals
 
 
+_FORCE_EXIT_CLEANUPS: list[Callable[[], None]] = []
+
+
+def on_force_exit(cleanup: Callable[[], None]) -> None:
+    """Run ``cleanup`` when a second signal forces an exit (`mwemt.fileio` registers the removal of
+    its partial files here, so this bottom module imports nothing above it)."""
+    if cleanup not in _FORCE_EXIT_CLEANUPS:
+        _FORCE_EXIT_CLEANUPS.append(cleanup)
+
+
 def _force_exit(signum: int) -> None:
     """A second signal: no more waiting for cleanup code, clean up the essentials and go."""
-    from mwemt.fileio import remove_partial_files
-
-    with contextlib.suppress(Exception):
-        remove_partial_files()
+    for cleanup in _FORCE_EXIT_CLEANUPS:
+        with contextlib.suppress(Exception):
+            cleanup()
     kill_tracked_children()
     with contextlib.suppress(Exception):
         sys.stderr.write(f"\nmwemt: {signal.Signals(signum).name} again: stopped at once\n")

@@ -35,7 +35,9 @@ from mwemt.evaluate.compare.html import SECTIONS
 from mwemt.evaluate.compare.mwes import build_mwe_table, count_in_corpus
 from mwemt.evaluate.compare.resample import paired_ratio_bootstrap, percentile_interval, resample_weights
 from mwemt.evaluate.compare.word_accuracy import word_counts
+from mwemt.evaluate.mwe_match import MweMatching
 from mwemt.evaluate.mwe_score import MweScore
+from mwemt.evaluate.registry import MetricOptions
 from mwemt.formats import read_testset
 
 SYSTEMS = ("base", "mwe", "copy")
@@ -55,7 +57,11 @@ def _inputs(fx, systems=SYSTEMS, **kwargs):
 def report(fx):
     inputs = _inputs(fx, src=fx / "src.en", train_src=fx / "train.en", train_tgt=fx / "train.it",
                      mwe_compositionality=fx / "compositionality.en.tsv", dictionary=fx / "dictionary.tsv")
-    return compare_systems(inputs, settings=CompareSettings(bootstrap=BootstrapSettings(300, 7)))
+    return compare_systems(inputs, options=HAND_WORKED, settings=CompareSettings(bootstrap=BootstrapSettings(300, 7)))
+
+
+# the hits below are worked by hand with the MWE score searching the whole hypothesis by characters
+HAND_WORKED = MetricOptions(mwe_align="none", mwe_matching=MweMatching())
 
 
 def _bucket(report, key):
@@ -286,7 +292,7 @@ def test_hit_threshold_changes_hits(fx, tmp_path):
     for threshold, expected in ((1.0, 0), (0.8, 1)):   # "smess" for "smesso": 1 - 1/6 = 0.83
         inputs = load_compare_inputs([("base", fx / "base.it"), ("near", hyp)], testset=fx / "testset.jsonl",
                                      lang="it")
-        r = compare_systems(inputs, ["mwe"], settings=CompareSettings(threshold, bootstrap=BootstrapSettings(20)))
+        r = compare_systems(inputs, ["mwe"], HAND_WORKED, CompareSettings(threshold, bootstrap=BootstrapSettings(20)))
         types = {t["key"]: t for t in r["mwe"]["types"]}
         assert types["give up"]["systems"]["near"]["hits"] == expected
 

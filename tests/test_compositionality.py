@@ -214,12 +214,12 @@ def test_build_writes_manifest_and_collapsed_counts(tiny_store):
     assert man["corpus"]["sentences_written"] == 600
     assert man["seed"] == 7 and man["config"]["dim"] == 20
     store = load_store(vec)
-    assert set(store.spaces) == {"w2v", "ppmi"}
+    assert set(store.spaces) == {"w2v", "ppmi", "svd"}
     assert "apple_pie" in store.spaces["ppmi"] and "apple_pie" in store.spaces["w2v"]
     assert store.counts["ivory_tower"] == 100
 
 
-@pytest.mark.parametrize("model", ["ppmi", "w2v"])
+@pytest.mark.parametrize("model", ["ppmi", "svd", "w2v"])
 def test_prediction_orders_compositional_above_idiomatic(tiny_store, model):
     store = load_store(tiny_store[0])
     entries = [LexiconEntry(("apple", "pie")), LexiconEntry(("ivory", "tower")), LexiconEntry(("unseen", "thing"))]
@@ -227,7 +227,8 @@ def test_prediction_orders_compositional_above_idiomatic(tiny_store, model):
     for method in ("direct", "alpha"):
         pie, tower = preds["apple pie"].scores[f"{model}:{method}"], preds["ivory tower"].scores[f"{model}:{method}"]
         assert 0.0 <= tower < pie <= 1.0, (method, pie, tower)
-    assert preds["apple pie"].scores[f"{model}:direct"] > 0.5
+    if model != "svd":  # U·S^0.5 flattens the spectrum: the order holds, not the absolute level
+        assert preds["apple pie"].scores[f"{model}:direct"] > 0.5
     unseen = preds["unseen thing"]
     assert not unseen.scores and "not in" in unseen.missing[f"{model}:direct"]
 
@@ -274,3 +275,180 @@ def test_shared_rating_files_read_with_documented_scales(shared):
     farahmand = read_gold(comp / "farahmand2015-nc" / "nonComp-judgments.csv", "farahmand")
     assert len(farahmand.items) == 1042
     assert farahmand.items["academy award"].score == 0.0 and farahmand.items["access card"].score == 1.0
+
+
+# ---------------------------------------------------------------- corpus scale: workers, cache, samples
+
+
+def _build(tmp_path, name, lex=("apple pie", "ivory tower"), **over):
+    corpus = tmp_path / "corpus.txt"
+    if not corpus.exists():
+        corpus.write_text("\n".join(tiny_corpus()) + "\n")
+    config = VectorsConfig(dim=20, epochs=5, min_count=2, w2v_window=2, ppmi_window=2, context_first_rank=1,
+                           context_last_rank=60, seed=7, workers=1, w2v_workers=1, svd_dim=10)
+    for k, v in over.items():
+        setattr(config, k, v)
+    return build_vectors([CorpusSource(str(corpus))], lexicon(*lex).entries, tmp_path / name, config, progress=False)
+
+
+def test_workers_give_the_same_corpus_and_counts(tmp_path):
+    one = _build(tmp_path, "one")
+    two = _build(tmp_path, "two", workers=2)
+    assert (tmp_path / "one" / "corpus.txt").read_bytes() == (tmp_path / "two" / "corpus.txt").read_bytes()
+    assert (tmp_path / "one" / "vocab.tsv").read_text() == (tmp_path / "two" / "vocab.tsv").read_text()
+    a = scipy.sparse.load_npz(tmp_path / "one" / "ppmi.npz")
+    b = scipy.sparse.load_npz(tmp_path / "two" / "ppmi.npz")
+    assert (a != b).nnz == 0
+    assert one["mwe_occurrences"] == two["mwe_occurrences"] == {"apple pie": 100, "ivory tower": 100}
+    assert two["stages"]["collapse"]["workers"] == 2
+
+
+def test_stages_are_cached_by_inputs_and_settings(tmp_path):
+    first = _build(tmp_path, "v")
+    assert not any(rec.get("cached") for rec in first["models"].values())
+    again = _build(tmp_path, "v")
+    assert again["stages"]["collapse"]["cached"] and all(r.get("cached") for r in again["models"].values())
+    more_epochs = _build(tmp_path, "v", epochs=6)
+    assert more_epochs["stages"]["collapse"]["cached"]
+    assert more_epochs["models"]["ppmi"].get("cached") and more_epochs["models"]["svd"].get("cached")
+    assert not more_epochs["models"]["w2v"].get("cached")
+    other_lexicon = _build(tmp_path, "v", lex=("apple pie",))
+    assert not other_lexicon["stages"]["collapse"].get("cached")
+    assert other_lexicon["mwe_occurrences"] == {"apple pie": 100}
+
+
+def test_samples_are_nested_and_near_their_size(tmp_path):
+    from mwemt.compositionality.corpus import sample_corpus
+
+    man = _build(tmp_path, "full", models=("ppmi",))
+    total = man["corpus"]["tokens"]
+    small = sample_corpus(tmp_path / "full", tmp_path / "s1", total // 4)
+    large = sample_corpus(tmp_path / "full", tmp_path / "s2", total // 2)
+    lines_small = set((tmp_path / "s1" / "corpus.txt").read_text().splitlines())
+    lines_large = set((tmp_path / "s2" / "corpus.txt").read_text().splitlines())
+    assert lines_small < lines_large
+    assert abs(small["tokens"] - total // 4) < 0.2 * total and abs(large["tokens"] - total // 2) < 0.2 * total
+    assert sample_corpus(tmp_path / "full", tmp_path / "s1", total // 4)["cached"]
+
+
+def test_pairwise_sum_and_parallel_counts_match_one_pass():
+    from mwemt.compositionality.ppmi import PairwiseSum
+
+    rng = np.random.default_rng(0)
+    mats = [scipy.sparse.random(30, 7, density=0.2, random_state=i, format="csr", dtype=np.float64) for i in range(11)]
+    acc = PairwiseSum((30, 7))
+    for m in mats:
+        acc.add(m)
+    assert np.allclose(acc.total().toarray(), sum(m.toarray() for m in mats))
+    words = [f"w{i}" for i in range(40)]
+    sents = [[words[j] for j in rng.integers(0, 40, size=rng.integers(1, 30))] for _ in range(400)]
+    lines = [" ".join(s) for s in sents]
+    one = count_cooccurrences(sents, words[:30], words[5:25], window=3)
+    two = count_cooccurrences(lines, words[:30], words[5:25], window=3, workers=2)
+    assert (one != two).nnz == 0 and one.sum() > 0
+
+
+def test_context_distribution_smoothing_matches_hand_computation():
+    counts = scipy.sparse.csr_matrix(np.array([[2.0, 1.0], [1.0, 4.0]]))
+    got = ppmi(counts, cds=0.5).toarray()
+    pc = np.sqrt(np.array([3.0, 5.0]))
+    pc /= pc.sum()
+    rows = np.array([3.0, 5.0])
+    want = np.maximum(np.log(counts.toarray() / (rows[:, None] * pc[None, :])), 0)
+    assert np.allclose(got, want, rtol=1e-5)
+
+
+def test_svd_projection_folds_an_existing_row_onto_its_vector(tiny_store):
+    from mwemt.compositionality.ppmi import load_ppmi
+
+    matrix, rows, _ = load_ppmi(tiny_store[0])
+    svd = np.load(tiny_store[0] / "svd.npy")
+    proj = np.load(tiny_store[0] / "svd.projection.npy")
+    i = rows.index("apple_pie")
+    assert np.allclose(matrix[i].toarray().ravel() @ proj, svd[i], atol=1e-4)
+
+
+# ---------------------------------------------------------------- the library entry point
+
+
+def test_score_mwes_folds_in_mwes_missing_from_the_lexicon(tmp_path):
+    from mwemt.compositionality.predict import score_mwes
+
+    _build(tmp_path, "with", lex=("apple pie", "ivory tower"))
+    _build(tmp_path, "without", lex=("blue moon",))
+    collapsed = {s.mwe: s for s in score_mwes(["apple pie", "ivory tower"], tmp_path / "with")}
+    folded = {s.mwe: s for s in score_mwes(["apple pie", "ivory tower", "apple", "unseen thing"],
+                                           tmp_path / "without")}
+    assert collapsed["apple pie"].how == "collapsed"
+    assert folded["apple pie"].how == "folded-in" and folded["apple pie"].corpus_count == 100
+    assert folded["ivory tower"].score < folded["apple pie"].score
+    # the folded-in row approximates the row a build with the MWE in its lexicon gives (same contexts)
+    from mwemt.compositionality.predict import fold_in, targets_for
+
+    with_store, without_store = load_store(tmp_path / "with"), load_store(tmp_path / "without")
+    fold_in(without_store, targets_for([LexiconEntry(("apple", "pie"))], without_store))
+    ctx_with = (tmp_path / "with" / "ppmi.contexts.txt").read_text().split()
+    ctx_without = (tmp_path / "without" / "ppmi.contexts.txt").read_text().split()
+    a = dict(zip(ctx_with, with_store.spaces["ppmi"].get("apple_pie")))
+    b = dict(zip(ctx_without, without_store.spaces["ppmi"].get("apple_pie")))
+    shared_ctx = sorted(a.keys() & b.keys())
+    va, vb = np.array([a[c] for c in shared_ctx]), np.array([b[c] for c in shared_ctx])
+    assert float(va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb))) > 0.9
+    assert folded["apple"].score is None and "single word" in folded["apple"].reason
+    assert folded["unseen thing"].score is None and folded["unseen thing"].corpus_count == 0
+    assert list((tmp_path / "without" / "fold-in").glob("*.npz"))  # cached for the next call
+    svd = {s.mwe: s for s in score_mwes(["apple pie", "ivory tower"], tmp_path / "without", model="svd")}
+    assert svd["apple pie"].how == "folded-in" and svd["ivory tower"].score < svd["apple pie"].score
+    w2v = score_mwes(["apple pie"], tmp_path / "without", model="w2v")[0]
+    assert w2v.score is None and "not in w2v" in w2v.reason
+    with pytest.raises(MwemtError, match="unknown method"):
+        score_mwes(["apple pie"], tmp_path / "with", method="ss")
+
+
+def test_hyphenated_word_is_its_own_mwe_token(tiny_store):
+    from mwemt.compositionality.predict import targets_for
+
+    store = load_store(tiny_store[0])
+    (t,) = targets_for([LexiconEntry(("Full-time",))], store)
+    assert t.token == "full-time" and t.normalized == ("full", "time")
+
+
+def test_bootstrap_intervals_contain_the_estimate_and_are_seeded():
+    from mwemt.compositionality.gold import bootstrap_correlation_ci
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=60)
+    y = x + rng.normal(scale=1.0, size=60)
+    (plo, phi), (slo, shi) = bootstrap_correlation_ci(x, y, 500, seed=3)
+    r = float(np.corrcoef(x, y)[0, 1])
+    assert plo < r < phi and 0.0 < slo < shi < 1.0
+    assert bootstrap_correlation_ci(x, y, 500, seed=3) == ((plo, phi), (slo, shi))
+    assert bootstrap_correlation_ci(x, 2 * x, 200)[1] == pytest.approx((1.0, 1.0))
+
+
+# ---------------------------------------------------------------- a small sample of the Wikipedia corpus
+
+
+@pytest.mark.shared
+def test_wikipedia_sample_collapses_rated_compounds(shared, tmp_path):
+    from itertools import islice
+
+    from mwemt.compositionality.gold import rated_mwes, read_shared_gold
+    from mwemt.compositionality.predict import targets_for
+    from mwemt.fileio import iter_lines, write_lines
+
+    wiki = shared / "monolingual/enwiki-2015-sample/enwiki-2015.en.txt.gz"
+    if not wiki.is_file():
+        pytest.skip("no Wikipedia sample in the shared data")
+    sample = tmp_path / "wiki.txt"
+    write_lines(sample, islice(iter_lines(wiki), 400))  # the first 400 paragraphs, never the whole file
+    rated = rated_mwes(read_shared_gold(shared))
+    config = VectorsConfig(dim=20, epochs=1, min_count=2, svd_dim=20, workers=2, w2v_workers=1)
+    lex = [LexiconEntry(tuple(m.split())) for m in rated]
+    man = build_vectors([CorpusSource(str(sample))], lex, tmp_path / "vec", config, models=("ppmi",), progress=False)
+    c = man["corpus"]
+    assert c["sentences_written"] + c.get("duplicate_lines", 0) == 400 and c["tokens"] > 20000
+    assert man["lexicon"]["entries"] == len(rated) > 1200 and man["lexicon"]["occurrences"] > 0
+    store = load_store(tmp_path / "vec")
+    seen = [LexiconEntry(tuple(k.split())) for k in man["mwe_occurrences"]]
+    assert all(store.counts[t.token] > 0 for t in targets_for(seen, store))

@@ -94,12 +94,55 @@ def test_word2vec_is_reproducible_across_processes(tmp_path, corpus_and_lexicon)
     for k, hashseed in enumerate(("1", "2")):
         env = dict(os.environ, PYTHONHASHSEED=hashseed)
         r = subprocess.run([sys.executable, "-m", "mwemt", "compositionality", "vectors", "-c", f"{corpus}::1",
-                            "-l", str(lex), "-o", str(tmp_path / f"v{k}"), "--models", "w2v", *SMALL],
+                            "-l", str(lex), "-o", str(tmp_path / f"v{k}"), "--models", "w2v", "--w2v-workers", "1", *SMALL],
                            env=env, capture_output=True)
         assert r.returncode == 0, r.stderr.decode()
     a, b = np.load(tmp_path / "v0" / "w2v.npy"), np.load(tmp_path / "v1" / "w2v.npy")
     assert a.shape == b.shape and np.array_equal(a, b)
     assert (tmp_path / "v0" / "w2v.tokens.txt").read_text() == (tmp_path / "v1" / "w2v.tokens.txt").read_text()
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_report_script_on_a_wikipedia_sample(shared, tmp_path):
+    """The whole report (curve, CIs, TED files, plot) on the first 300 paragraphs, never the whole corpus."""
+    import importlib.util
+    from itertools import islice
+    from pathlib import Path
+
+    from mwemt.fileio import iter_lines, write_lines
+
+    wiki = shared / "monolingual/enwiki-2015-sample/enwiki-2015.en.txt.gz"
+    if not wiki.is_file():
+        pytest.skip("no Wikipedia sample in the shared data")
+    sample = tmp_path / "wiki.txt"
+    write_lines(sample, islice(iter_lines(wiki), 300))
+    spec = importlib.util.spec_from_file_location(
+        "compositionality_report", Path(__file__).resolve().parents[1] / "scripts" / "compositionality_report.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "out"
+    args = ["--corpus", str(sample), "--shared", str(shared), "--out", str(out), "--cache", str(tmp_path / "cache"),
+            "--curve", "4k,8k", "--dim", "10", "--epochs", "1", "--bootstrap", "50", "--no-contextual", "-q"]
+    assert mod.main(args) == 0
+    rep = json.loads((out / "report.json").read_text())
+    assert [c["target_tokens"] for c in rep["curve"]] == [4000, 8000, None]
+    assert rep["curve"][0]["tokens"] < rep["curve"][1]["tokens"] < rep["curve"][2]["tokens"]
+    reddy = rep["results"]["reddy"]
+    assert {"w2v:alpha", "ppmi:direct", "svd:alpha", "ss", "ppmi:ss+ds"} <= reddy.keys()
+    ss = reddy["ss"]
+    assert ss["spearman_ci95"][0] <= ss["spearman"] <= ss["spearman_ci95"][1] and ss["n"] == 45
+    assert rep["ted"]["distinct_mwes"] == 1080 and rep["ted"]["gapped"] == 73
+    assert (out / "corpus_size.png").stat().st_size > 10000
+    ted = (out / "ted-en.all.tsv").read_text().splitlines()
+    assert len(ted) == 1081 and "gapped" in next(line for line in ted if line.startswith("bring...to"))
+    assert (out / "ted-en.tsv").read_text().startswith("mwe\tcompositionality\n")
+    demo = rep["testsets"]["demo"]   # the demo's MWE test set by default: 55 distinct source MWEs
+    assert demo["distinct_mwes"] == 55 and demo["files"] == ["testset-demo.tsv", "testset-demo.all.tsv"]
+    assert len((out / "testset-demo.all.tsv").read_text().splitlines()) == 56
+    assert mod.main(args) == 0  # second run: every stage from the cache
+    rep2 = json.loads((out / "report.json").read_text())
+    assert all(s.get("cached") for s in rep2["stages"].values())
 
 
 def test_weights_from_references_to_tesla_comp(tmp_path, corpus_and_lexicon, capsys, monkeypatch):

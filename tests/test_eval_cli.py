@@ -32,11 +32,12 @@ def test_score_json_matches_library_and_writes_sentence_scores(ev, tmp_path):
     seg = tmp_path / "seg"
     code = main(["score", "--hyp", str(ev / "hyp_a.it"), "--testset", str(ev / "testset.jsonl"),
                  "--metrics", "mwe,bleu", "--lang", "it", "--align", str(ev / "hyp_a.align"), "--json",
+                 "--mwe-match", "char", "--mwe-window", "0",
                  "-o", str(out), "--sentence-scores", str(seg)])
     assert code == 0
     obj = json.loads(out.read_text())
     mwe = obj["metrics"]["mwe"]
-    assert "align:yes" in mwe["signature"]
+    assert "align:given" in mwe["signature"]
     expected = (100 * (1 - (1 + 1 + 2 / 9) / 3) + 100 * (1 - 1.1 / 2) + 100) / 3
     assert mwe["systems"]["hyp_a.it"]["score"] == pytest.approx(expected)
     assert obj["provenance"]["inputs"]["testset"]["sha256"]
@@ -114,6 +115,55 @@ def test_score_copy_of_the_baseline_is_not_significant(ev, tmp_path):
     metrics = json.loads(out.read_text())["metrics"]
     # sacrebleu's paired test, used for BLEU and chrF before, gave p = 1/101 = 0.0099 here
     assert [metrics[m]["systems"]["copy"]["p_value"] for m in ("bleu", "chrf")] == [1.0, 1.0]
+
+
+def _mwe_json(args, tmp_path, capsys):
+    out = tmp_path / "m.json"
+    code = main(["score", *args, "--json", "-o", str(out)])
+    assert code == 0, capsys.readouterr().err
+    return json.loads(out.read_text())["metrics"]["mwe"]
+
+
+def test_score_mwe_aligns_by_default_without_an_alignment_file(ev, tmp_path, capsys):
+    base = ["--hyp", str(ev / "hyp_a.it"), "--testset", str(ev / "testset.jsonl"), "--metrics", "mwe", "--lang", "it"]
+    aligned = _mwe_json([*base, "--cache", str(tmp_path / "cache")], tmp_path, capsys)
+    assert "alignment_skipped" not in aligned["systems"]["hyp_a.it"]["extra"] or \
+        aligned["systems"]["hyp_a.it"]["extra"]["alignment_skipped"] == 0
+    assert "|align:eflomal-" in aligned["signature"] and ",win1|match:char+near0.75+order1|" in aligned["signature"]
+    whole = _mwe_json([*base, "--align", "none", "--mwe-match", "char"], tmp_path, capsys)
+    assert "|align:none|match:char|" in whole["signature"]
+    assert whole["systems"]["hyp_a.it"]["score"] == pytest.approx(84.75308641975309)  # mwemt's score before
+    assert aligned["systems"]["hyp_a.it"]["score"] <= whole["systems"]["hyp_a.it"]["score"]
+    again = _mwe_json([*base, "--cache", str(tmp_path / "cache")], tmp_path, capsys)
+    assert again["systems"]["hyp_a.it"]["score"] == aligned["systems"]["hyp_a.it"]["score"]
+    # matching options are in the signature
+    lemma = _mwe_json([*base, "--align", "none", "--mwe-match", "lemma,elision,fw=0.5"], tmp_path, capsys)
+    assert "|match:char+lemma0.5+elision|fw:0.5[it]|" in lemma["signature"]
+    code = main(["score", *base, "--mwe-match", "lemmas"])
+    assert code == 2 and "unknown matching option 'lemmas'" in capsys.readouterr().err
+
+
+def test_score_mwe_compat_mode(ev, tmp_path, capsys):
+    base = ["--hyp", str(ev / "hyp_b.it"), "--testset", str(ev / "testset.jsonl"), "--metrics", "mwe", "--lang", "it"]
+    res = _mwe_json([*base, "--mwe-compat", "zaninello2020"], tmp_path, capsys)
+    assert res["signature"].startswith("MWE|compat:zaninello2020|")
+    assert res["systems"]["hyp_b.it"]["extra"]["nan_mwes"] == 2  # sentence 4 is empty: its two MWEs are NaN
+    code = main(["score", *base, "--mwe-compat", "zaninello2020", "--align", str(ev / "hyp_a.align")])
+    assert code == 2 and "--mwe-compat zaninello2020 reproduces" in capsys.readouterr().err
+    code = main(["score", *base, "--mwe-match", "synonyms"])
+    assert code == 2 and "--mwe-wordnet" in capsys.readouterr().err
+
+
+def test_score_mwe_extra_text_for_the_aligner_is_in_the_signature(ev, tmp_path, capsys):
+    src, tgt = tmp_path / "extra.en", tmp_path / "extra.it"
+    src.write_text("I woke up .\nHe took care of it .\nI phoned him .\n", encoding="utf-8")
+    tgt.write_text("Mi sono svegliato .\nSe ne è preso cura .\nGli ho telefonato .\n", encoding="utf-8")
+    base = ["--hyp", str(ev / "hyp_a.it"), "--testset", str(ev / "testset.jsonl"), "--metrics", "mwe", "--lang", "it",
+            "--cache", str(tmp_path / "cache")]
+    res = _mwe_json([*base, "--extra", str(src), str(tgt), "--mwe-window", "0"], tmp_path, capsys)
+    assert "extra=extra.it:3|match:" in res["signature"]  # no ",win" with --mwe-window 0
+    code = main(["score", *base, "--align", "none", "--extra", str(src), str(tgt)])
+    assert code == 2 and "need --align eflomal" in capsys.readouterr().err
 
 
 def test_meta_eval_stops_when_segment_ids_do_not_line_up(tmp_path, capsys):

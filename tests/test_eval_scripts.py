@@ -34,11 +34,15 @@ def test_meta_eval_wmt_on_mqm(shared, tmp_path, capsys):
 def test_mwe_score_human(shared, tmp_path, capsys):
     mod = _load("mwe_score_human")
     pairs = shared / "testsets" / "zaninello-en-it" / "derived" / "test_ted.mwe_pairs.tsv"
-    assert mod.main(["--pairs", str(pairs), "--out", str(tmp_path), "--bootstrap", "20"]) == 0
+    assert mod.main(["--pairs", str(pairs), "--out", str(tmp_path), "--bootstrap", "20",
+                     "--align-cache", str(tmp_path / "cache")]) == 0
     rep = json.loads((tmp_path / "report.json").read_text())
     assert rep["counts"]["rows"] == rep["counts"]["Y"] + rep["counts"]["N"] > 1000
-    res = rep["results"]["mwe_score"]
-    assert res["auc"] > 0.6 and res["point_biserial_r"] > 0.2 and res["mean_score_Y"] > res["mean_score_N"]
+    for name in ("today", "zaninello2020", "aligned", "sentence-chrF", mod.DEFAULT_VARIANT):
+        res = rep["results"][name]
+        assert res["auc"] > 0.6 and res["point_biserial_r"] > 0.2 and res["mean_score_Y"] > res["mean_score_N"], name
+    assert rep["results"]["today"]["auc"] == pytest.approx(0.687, abs=0.0005)  # the figure the issue started from
+    assert (tmp_path / "disagreements.tsv").read_text().count("\n") > 10
 
 
 def test_auc_by_hand():

@@ -133,7 +133,7 @@ def test_testset_build_cli_into_score(toy_files, capsys):
     assert main(["score", "--hyp", hyp, "--testset", str(out), "--metrics", "mwe", "--lang", "it",
                  "--align", str(align_file), "--json", "-o", str(scores)]) == 0
     aligned = json.loads(scores.read_text())["metrics"]["mwe"]
-    assert "align:yes" in aligned["signature"] and aligned["systems"]["hyp.it"]["score"] > 90.0
+    assert "align:given" in aligned["signature"] and aligned["systems"]["hyp.it"]["score"] > 90.0
 
 
 def test_testset_build_cli_errors(toy_files, capsys):

@@ -16,10 +16,12 @@ from mwemt.preprocess.lemmatize import BACKENDS
 
 EPILOG = """\
 steps:
-  vectors   lemmatize a corpus, collapse every lexicon MWE into one token (ivory_tower), train
-            word2vec CBOW and a PPMI count model on that token stream
-  predict   score MWEs in [0,1] (1 = compositional) by comparing the MWE vector with its parts;
-            writes the 'mwe<TAB>compositionality' file that 'mwemt score' reads
+  vectors   lemmatize a corpus (worker processes), collapse every lexicon MWE into one token
+            (ivory_tower), train word2vec CBOW, PPMI and PPMI-SVD on that token stream; every stage
+            is cached by the hashes of its inputs and its settings
+  predict   score MWEs in [0,1] (1 = compositional) by comparing the MWE vector with its parts
+            (MWEs missing from the vectors' lexicon are folded in); writes the
+            'mwe<TAB>compositionality' file that 'mwemt score' reads
   contextual  (optional) score MWEs from sentences: how similar a sentence stays when the MWE is
             replaced by one of its parts, with the packaged all-MiniLM-L6-v2 encoder (offline)
   evaluate  Pearson and Spearman (with p-values) and coverage against human ratings
@@ -29,7 +31,7 @@ steps:
 examples:
   mwemt compositionality vectors --corpus eng-ita.anki.tsv::1 --corpus europarl.en.gz \\
       --lexicon compounds.txt --lang en --out vec/
-  mwemt compositionality predict --vectors vec/ --mwes compounds.txt --model ppmi --method alpha -o comp.tsv
+  mwemt compositionality predict --vectors vec/ --mwes compounds.txt --model svd --method alpha -o comp.tsv
   mwemt compositionality evaluate --pred comp.tsv --gold reddy2011.csv --format reddy
   mwemt compositionality weights --ref newstest.ref.en -o weights.tsv      # English references"""
 
@@ -53,11 +55,16 @@ example:
 VECTORS_EPILOG = """\
 --corpus takes a text file (.gz is fine), or PATH::N for the N-th TAB column of a TSV (1-based),
 e.g. Tatoeba's eng-ita.anki.tsv::1. Repeat it to concatenate sources. Identical lines are kept once
-unless --no-dedupe. Output directory: corpus.txt (collapsed), vocab.tsv, w2v.npy + w2v.tokens.txt,
-ppmi.npz + ppmi.rows.txt + ppmi.contexts.txt, manifest.json (config, seed, input hashes, counts).
+unless --no-dedupe. Lemmatization runs on --workers processes; word2vec on --w2v-workers threads.
 
-example:
-  mwemt compositionality vectors --corpus europarl.en.gz --lexicon compounds.txt --out vec/ --epochs 10"""
+Output directory (also the cache: a stage whose input hashes and settings are unchanged is reused,
+so changing --epochs retrains word2vec only): corpus.txt (collapsed) + vocab.tsv + collapse.json,
+w2v.npy + w2v.tokens.txt, ppmi.npz + ppmi.rows.txt + ppmi.contexts.txt, svd.npy, one STAGE.json per
+model (key, seconds, tokens/s, peak memory), manifest.json (config, seed, input hashes, counts).
+
+examples:
+  mwemt compositionality vectors --corpus europarl.en.gz --lexicon compounds.txt --out vec/ --epochs 10
+  mwemt compositionality vectors -c enwiki-2015.en.txt.gz -l compounds.txt -o vec-wiki/ --models ppmi,svd"""
 
 PREDICT_EPILOG = """\
 methods (all scores in [0,1], negative cosines clipped to 0):
@@ -65,6 +72,9 @@ methods (all scores in [0,1], negative cosines clipped to 0):
   alpha    alpha*cos(v_mwe, v_w1) + (1-alpha)*cos(v_mwe, v_w2)
   ss       LCS string similarity of the MWE's translations with its parts' (needs --bilingual)
   ss+ds    mean of ss and the alpha score (needs --bilingual)
+MWEs that were not in the lexicon when the vectors were built are folded in (PPMI and PPMI-SVD):
+their contiguous occurrences in the collapsed corpus give them a row in the same space (one pass over
+corpus.txt, cached in VECTORS/fold-in/). word2vec cannot be extended without retraining.
 MWEs that cannot be scored are listed on stderr and in the manifest (OUT.manifest.json); they are
 not written to OUT. --table writes every method for every MWE, NA where missing, with the reason.
 
@@ -97,9 +107,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="step", metavar="STEP", required=True)
     fmt = argparse.RawDescriptionHelpFormatter
 
-    v = sub.add_parser("vectors", help="train word2vec and PPMI vectors with MWEs as single tokens",
+    v = sub.add_parser("vectors", help="train word2vec, PPMI and PPMI-SVD vectors with MWEs as single tokens",
                        description="Lemmatize a corpus, collapse lexicon MWEs into one token each, train "
-                                   "word2vec CBOW and PPMI vectors on the result.",
+                                   "word2vec CBOW, PPMI and PPMI-SVD vectors on the result. Every stage is "
+                                   "cached in --out by the hashes of its inputs and its settings.",
                        epilog=VECTORS_EPILOG, formatter_class=fmt)
     v.add_argument("--corpus", "-c", action="append", required=True, metavar="PATH[::COL]",
                    help="corpus text file, or PATH::N for TAB column N; repeatable")
@@ -113,18 +124,33 @@ def configure(p: argparse.ArgumentParser) -> None:
     v.add_argument("--max-gap", type=int, default=0,
                    help="gap allowed inside an MWE when matching (default: %(default)s; only contiguous "
                         "matches are collapsed)")
-    v.add_argument("--out", "-o", required=True, help="output directory")
-    v.add_argument("--models", default="w2v,ppmi", help="comma-separated: w2v, ppmi (default: %(default)s)")
+    v.add_argument("--out", "-o", required=True, help="output directory (also the cache of every stage)")
+    v.add_argument("--models", default="w2v,ppmi,svd",
+                   help="comma-separated: w2v, ppmi, svd (svd needs the ppmi stage, built anyway; "
+                        "default: %(default)s)")
     v.add_argument("--dim", type=int, default=300, help="word2vec dimensions (default: %(default)s)")
     v.add_argument("--window", type=int, default=5, help="word2vec window (default: %(default)s)")
     v.add_argument("--epochs", type=int, default=5, help="word2vec epochs (default: %(default)s)")
     v.add_argument("--min-count", type=int, default=3,
-                   help="tokens seen fewer times get no vector in either model (default: %(default)s)")
+                   help="words seen fewer times get no vector in any model (default: %(default)s)")
+    v.add_argument("--mwe-min-count", type=int, default=1,
+                   help="MWE tokens seen fewer times get no vector (default: %(default)s: any occurrence)")
     v.add_argument("--ppmi-window", type=int, default=5,
                    help="PPMI co-occurrence window, tokens each side (default: %(default)s)")
     v.add_argument("--context-ranks", default="51-1050",
                    help="frequency ranks of the PPMI context words (default: %(default)s)")
+    v.add_argument("--ppmi-cds", type=float, default=1.0,
+                   help="context distribution smoothing exponent, 1 = none, 0.75 = Levy et al. "
+                        "(default: %(default)s)")
+    v.add_argument("--svd-dim", type=int, default=300, help="PPMI-SVD dimensions (default: %(default)s)")
+    v.add_argument("--svd-power", type=float, default=0.5,
+                   help="eigenvalue weighting p of the SVD vectors U*S^p (default: %(default)s)")
     v.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
+    v.add_argument("--workers", type=int, default=0,
+                   help="processes for lemmatization and PPMI counts, 0 = one per core (default: %(default)s)")
+    v.add_argument("--w2v-workers", type=int, default=0,
+                   help="word2vec threads, 0 = one per core; 1 makes word2vec bit-for-bit reproducible "
+                        "(default: %(default)s)")
     v.add_argument("--no-dedupe", action="store_true", help="keep repeated identical corpus lines")
     v.add_argument("--max-sentences", type=int, help="use only the first N (deduplicated) sentences")
     v.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
@@ -151,6 +177,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                     help="spread the written scores over [0,1] keeping their order (default: %(default)s)")
     pr.add_argument("--out", "-o", default="-", help="score file (default: stdout)")
     pr.add_argument("--table", help="also write every method for every MWE as a wide TSV")
+    pr.add_argument("--no-fold-in", action="store_true",
+                    help="do not give MWEs missing from the vectors' lexicon a PPMI/SVD vector from their "
+                         "occurrences in the corpus (one pass over it, cached)")
     pr.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
 
     cx = sub.add_parser("contextual", help="score MWEs by substitution in context (sentence encoder, offline)",
@@ -188,7 +217,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="--lexicon file format (default: %(default)s)")
     w.add_argument("--vectors", "-V", help="vectors directory (default: $MWEMT_VECTORS, else the largest cached "
                                            "vectors for --lang)")
-    w.add_argument("--model", default="ppmi", choices=("w2v", "ppmi"), help="vector model (default: %(default)s)")
+    w.add_argument("--model", default="ppmi", choices=MODELS, help="vector model (default: %(default)s)")
     w.add_argument("--method", default="alpha", choices=("direct", "alpha"),
                    help="prediction method (default: %(default)s)")
     w.add_argument("--alpha", type=float, default=0.7, help="weight of the first component (default: %(default)s)")
@@ -277,10 +306,12 @@ def _vectors(args: argparse.Namespace) -> int:
     except ValueError:
         raise MwemtError(f"--context-ranks {args.context_ranks!r}: expected FIRST-LAST, e.g. 51-1050") from None
     config = VectorsConfig(lang=args.lang, lemmatizer=args.lemmatizer, max_gap=args.max_gap,
-                           dedupe=not args.no_dedupe, min_count=args.min_count, dim=args.dim,
+                           dedupe=not args.no_dedupe, min_count=args.min_count, mwe_min_count=args.mwe_min_count,
+                           dim=args.dim,
                            w2v_window=args.window, epochs=args.epochs, ppmi_window=args.ppmi_window,
-                           context_first_rank=first, context_last_rank=last, seed=args.seed,
-                           max_sentences=args.max_sentences)
+                           context_first_rank=first, context_last_rank=last, ppmi_cds=args.ppmi_cds,
+                           svd_dim=args.svd_dim, svd_power=args.svd_power, seed=args.seed,
+                           max_sentences=args.max_sentences, workers=args.workers, w2v_workers=args.w2v_workers)
     fmt = detect_lexicon_format(args.lexicon) if args.lexicon_format == "auto" else args.lexicon_format
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     man = build_vectors([CorpusSource.parse(c) for c in args.corpus], read_lexicon_entries(args.lexicon, fmt),
@@ -294,7 +325,15 @@ def _vectors(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from mwemt.compositionality.predict import Translations, predict, rescale, score_names, table_rows
+    from mwemt.compositionality.predict import (
+        Translations,
+        fold_in,
+        predict,
+        rescale,
+        score_names,
+        table_rows,
+        targets_for,
+    )
     from mwemt.compositionality.vectors import load_store
     from mwemt.fileio import write_lines
     from mwemt.formats import detect_lexicon_format, read_lexicon_entries, write_compositionality
@@ -310,6 +349,8 @@ def _predict(args: argparse.Namespace) -> int:
         if bfmt == "auto":
             bfmt = "wn-aligned" if detect_lexicon_format(args.bilingual) == "wn-aligned" else "bilingual"
         translations = Translations(read_lexicon_entries(args.bilingual, bfmt, min_words=1), name=args.bilingual)
+    if not args.no_fold_in and args.model != "w2v":
+        fold_in(store, targets_for(entries, store), progress=not args.quiet)
     preds = predict(entries, store, alpha=args.alpha, translations=translations, models=[args.model])
     column = "ss" if args.method == "ss" else f"{args.model}:{args.method}"
     scored = [(p.key, p.scores[column]) for p in preds if column in p.scores]

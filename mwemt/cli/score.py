@@ -25,15 +25,31 @@ examples:
   mwemt score --hyp base.it --hyp mwe.it --ref test.it --testset test.jsonl --metrics bleu,chrf,mwe --lang it
   mwemt score --hyp base=base.en --hyp comp=comp.en --ref ref.en --metrics bleu,tesla,tesla-comp \\
       --compositionality comp.tsv --paired-bs --json -o scores.json
-  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align sys.align \\
-      --sentence-scores seg/      # writes seg/mwe.seg.tsv: system, seg_id, score (input of meta-eval)
+  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --sentence-scores seg/
+      # aligns sys.it to the test set's sources (eflomal, cached), scores each MWE against the words
+      # aligned to it, and writes seg/mwe.seg.tsv: system, seg_id, score (input of meta-eval)
+  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --extra train.en train.it
+      # the same, with extra parallel text for better alignment statistics
+  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align sys.align   # given links
+  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align none        # whole sentence
+  mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --mwe-compat zaninello2020 --width 3
+      # the published scorer's rules (Zaninello & Birch 2020): compare with the paper's figures x 100
   mwemt score --hyp A=wmt/hyp/A.txt --ref wmt/reference.txt --ids wmt/ids.txt --metrics chrf \\
-      --sentence-scores wmt/seg/  # the ids of the MQM file (meta-eval extract), so meta-eval joins them"""
+      --sentence-scores wmt/seg/  # the ids of the MQM file (meta-eval extract), so meta-eval joins them
+
+MWE score matching (--mwe-match SPEC: "char", or comma-separated NAME[=VALUE]; docs/evaluate.md):
+  near-miss=C  an inexact match costs at least C      order=W     word-order penalty weight W
+  lemma=C      same simplemma lemma costs C           synonyms=C  shared synset of --mwe-wordnet costs C
+  elision      dell' = della/dello/dell               fw=W        function words weigh W in an MWE's mean
+"--align none --mwe-match char --mwe-window 0" is the score of mwemt before alignment-aware scoring.
+Every choice is in the MWE signature."""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    from mwemt.cli.align import add_aligner_arguments
     from mwemt.evaluate.bootstrap import DEFAULT_SAMPLES, DEFAULT_SEED
-    from mwemt.evaluate.mwe_score import AVERAGES
+    from mwemt.evaluate.mwe_compat import COMPAT_MODES
+    from mwemt.evaluate.mwe_score import AVERAGES, DEFAULT_ALIGN_CONFIG
 
     p.epilog = EPILOG
     p.add_argument("--hyp", action="append", required=True, metavar="[NAME=]PATH",
@@ -50,9 +66,25 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "(default: %(default)s)")
     p.add_argument("--hyp-tokenized", action="store_true",
                    help="MWE score: hypotheses are already tokenized (split on spaces, no Moses)")
-    p.add_argument("--align", action="append", metavar="PATH",
-                   help="MWE score: Pharaoh i-j alignments source->hypothesis, one file per --hyp in order; "
-                        "restricts the search to the aligned hypothesis words")
+    g = p.add_argument_group("MWE score")
+    g.add_argument("--align", action="append", metavar="eflomal|none|PATH",
+                   help="MWE score: 'eflomal' (default) aligns each hypothesis to the test set's sources "
+                        "with the project's aligner, 'none' searches the whole hypothesis, PATH gives Pharaoh "
+                        "i-j links source->hypothesis (one file per --hyp, in order)")
+    g.add_argument("--src-lang", default="en", help="source language of --extra text (default: %(default)s)")
+    g.add_argument("--mwe-match", default=None, metavar="SPEC",
+                   help=f"MWE score: word matching, 'char' (characters only) or NAME[=VALUE],... "
+                        f"(default: {default_match_text()}; see below)")
+    g.add_argument("--mwe-window", type=int, default=None, metavar="N",
+                   help="MWE score: with alignment, also the N hypothesis tokens each side of the aligned "
+                        "ones (default: 1)")
+    g.add_argument("--mwe-precision", type=float, default=None, metavar="P",
+                   help="MWE score: with alignment, weight of precision (extra aligned words cost) (default: 0)")
+    g.add_argument("--mwe-wordnet", metavar="TAB", help="MWE score: target-language OMW .tab wordnet for synonyms")
+    g.add_argument("--mwe-compat", choices=COMPAT_MODES,
+                   help="MWE score: reproduce a published scorer exactly (no alignment, no matching options)")
+    add_aligner_arguments(p)
+    p.set_defaults(samplers=DEFAULT_ALIGN_CONFIG.samplers)  # the MWE score's own aligner default
     p.add_argument("--compositionality", help="TESLA: mwe<TAB>score TSV of target-language MWE compositionality")
     p.add_argument("--tesla-lexicon", help="TESLA: target-language MWE lexicon (any `mwemt annotate` format; "
                                            "the target side of bilingual ones)")
@@ -95,22 +127,84 @@ def parse_systems(specs: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def default_match_text() -> str:
+    from mwemt.evaluate.mwe_match import format_matching
+    from mwemt.evaluate.mwe_score import DEFAULT_MATCHING
+
+    return format_matching(DEFAULT_MATCHING)
+
+
+def align_mode(args: argparse.Namespace) -> str:
+    """'eflomal', 'none' or 'files' (one Pharaoh file per --hyp)."""
+    if not args.align:
+        return "eflomal"
+    if len(args.align) == 1 and args.align[0] in ("eflomal", "none") and not Path(args.align[0]).exists():
+        return args.align[0]
+    return "files"
+
+
 def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
     if args.bs_samples < 1:
         raise MwemtError("--bs-samples must be at least 1")
     if args.width < 0:
         raise MwemtError("--width must be 0 or more")
+    mode = align_mode(args)
     if args.align and "mwe" not in metrics:
         raise MwemtError("--align only affects the mwe metric; add it to --metrics")
-    if args.align and len(args.align) != len(args.hyp):
+    if mode == "files" and len(args.align) != len(args.hyp):
         raise MwemtError(f"{len(args.align)} --align files for {len(args.hyp)} --hyp files; give one per system")
+    if args.mwe_compat and (args.align and mode != "none" or args.mwe_match or args.mwe_precision
+                            or args.mwe_window is not None):
+        raise MwemtError(f"--mwe-compat {args.mwe_compat} reproduces the published scorer: it takes no --align, "
+                         "--mwe-match, --mwe-precision or --mwe-window")
+    if args.mwe_window is not None and args.mwe_window < 0:
+        raise MwemtError("--mwe-window must be 0 or more")
+    if (args.extra or args.extra_tsv) and mode != "eflomal":
+        raise MwemtError("--extra/--extra-tsv add statistics to the aligner; they need --align eflomal (the default)")
 
 
-def _metric_options(args: argparse.Namespace):
+def _matching(args: argparse.Namespace):
+    """The MWE score's MweMatching from --mwe-match (None: the metric's default)."""
+    from mwemt.evaluate.mwe_match import parse_matching
+
+    if args.mwe_match is None:
+        return None
+    try:
+        matching = parse_matching(args.mwe_match)
+    except ValueError as exc:
+        raise MwemtError(f"--mwe-match {args.mwe_match!r}: {exc}") from None
+    if matching.synonyms and not args.mwe_wordnet:
+        raise MwemtError("--mwe-match synonyms needs --mwe-wordnet (an OMW .tab wordnet of the target language)")
+    return matching
+
+
+def _align_settings(args: argparse.Namespace, metrics: list[str]):
+    """The MWE score's MweAlignSettings: mode, extra text, aligner settings and cache."""
+    from mwemt.cli.align import aligner_settings, read_extra_args
+    from mwemt.evaluate.mwe_score import MweAlignSettings
+
+    mode = align_mode(args)
+    window = {} if args.mwe_window is None else {"window": args.mwe_window}
+    if mode != "eflomal" or "mwe" not in metrics or args.mwe_compat:
+        return MweAlignSettings("none" if mode == "none" else "eflomal", **window)
+    config, cache = aligner_settings(args)
+    extra = read_extra_args(args, args.src_lang, args.lang)
+    name = ""
+    if extra is not None:
+        name = Path(args.extra[1] if args.extra else args.extra_tsv).name
+    return MweAlignSettings("eflomal", extra=extra, extra_name=name, cache_dir=cache, config=config,
+                            symmetrization=args.symmetrization, **window)
+
+
+def _metric_options(args: argparse.Namespace, metrics: list[str] = ()):
     from mwemt.evaluate.registry import MetricOptions
 
+    if args.mwe_precision is not None and not 0.0 <= args.mwe_precision <= 1.0:
+        raise MwemtError("--mwe-precision must be in [0, 1]")
     return MetricOptions(lang=args.lang, lowercase=args.lowercase, mwe_case_sensitive=args.mwe_case_sensitive,
                          mwe_average=args.mwe_average, mwe_pretokenized=args.hyp_tokenized,
+                         mwe_align=_align_settings(args, list(metrics)), mwe_matching=_matching(args),
+                         mwe_precision=args.mwe_precision, mwe_wordnet=args.mwe_wordnet, mwe_compat=args.mwe_compat,
                          tesla_wordnet=not args.no_wordnet, tesla_default=_tesla_default(args.tesla_default))
 
 
@@ -133,10 +227,28 @@ def _score(args: argparse.Namespace, inputs, metrics: list[str]):
 
     bootstrap = BootstrapSettings(args.bs_samples, args.seed) if args.paired_bs else None
     try:
-        return score_systems(inputs, metrics, _metric_options(args), sentence_level=bool(args.sentence_scores),
+        return score_systems(inputs, metrics, _metric_options(args, metrics), sentence_level=bool(args.sentence_scores),
                              bootstrap=bootstrap)
     except MissingInputError as exc:
         raise MwemtError(f"{exc}: give {INPUT_OPTIONS.get(exc.needs, exc.needs)}") from None
+
+
+def _report_mwe_notes(run) -> None:
+    """On stderr: MWEs the compatibility mode left out as NaN, sentences the aligner skipped."""
+    import sys
+
+    for result in run.metrics:
+        if result.key != "mwe":
+            continue
+        for system, score in zip(run.systems, result.scores):
+            nan = score.extra.get("nan_mwes", 0)
+            if nan:
+                print(f"MWE score of {system}: {nan} MWE(s) are NaN (no hypothesis word) and left out of the mean, "
+                      "as in the published scorer", file=sys.stderr)
+            skipped = score.extra.get("alignment_skipped", 0)
+            if skipped:
+                print(f"MWE score of {system}: {skipped} sentence(s) could not be aligned (an empty side or too "
+                      "long); their MWEs were searched in the whole hypothesis (an empty one scores 0)", file=sys.stderr)
 
 
 def _write_sentence_scores(run, directory: str) -> None:
@@ -170,10 +282,12 @@ def run(args: argparse.Namespace) -> int:
     _check_arguments(args, metrics)
     if not args.verbose:
         logging.getLogger("sacrebleu").setLevel(logging.WARNING)
-    inputs = load_score_inputs(parse_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=args.align,
+    alignments = args.align if align_mode(args) == "files" else None
+    inputs = load_score_inputs(parse_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=alignments,
                                lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang,
                                ids=args.ids)
     result = _score(args, inputs, metrics)
+    _report_mwe_notes(result)
     if args.sentence_scores:
         _write_sentence_scores(result, args.sentence_scores)
         if inputs.ids_from == "line numbers":

@@ -72,7 +72,7 @@ def read_context_sentences(path: str, fmt: str = "tsv") -> dict[str, list[str]]:
 
 
 def substitutions(sentence: str, entry: LexiconEntry, annotator: Annotator) -> list[str] | None:
-    """[original, with component 1, with component 2, ...] as detokenised text; None if the MWE is absent.
+    """[original, with component 1, with component 2, ...] as detokenized text; None if the MWE is absent.
 
     Only the first contiguous occurrence is used; the annotator's lexicon must contain ``entry``.
     """

@@ -1,4 +1,4 @@
-"""Human compositionality ratings, normalised to one scale, and agreement of predictions with them.
+"""Human compositionality ratings, normalized to one scale, and agreement of predictions with them.
 
 Every reader returns scores in [0, 1] with 1 = compositional, whatever the file's own scale:
 
@@ -10,7 +10,7 @@ Every reader returns scores in [0, 1] with 1 = compositional, whatever the file'
   s1/s2 rate how literal each word is and s3 how literal the whole compound is, 0-5 with
   5 = compositional. The gold score is s3 / 5.
 - ``farahmand`` (Farahmand, Smith and Nivre 2015, ``nonComp-judgments.csv``): comma-separated,
-  ``compound,j1,...,jk`` with k binary judgements of NON-compositionality (1 = non-compositional).
+  ``compound,j1,...,jk`` with k binary judgments of NON-compositionality (1 = non-compositional).
   The direction is reversed: score = 1 - mean(j), so four 0s give 1.0 and four 1s give 0.0.
 - ``tsv``: the mwemt score file, header ``mwe<TAB>compositionality``, scores already in [0, 1].
 
@@ -30,10 +30,16 @@ from mwemt.fileio import iter_lines
 from mwemt.formats import iter_compositionality, normalise_mwe
 
 GOLD_FORMATS = ("nctti", "reddy", "farahmand", "tsv")
+# the rating sets in the shared data: name -> (path under the shared data directory, format)
+SHARED_GOLD = {
+    "nctti": ("compositionality/nctti/data_en.tsv", "nctti"),
+    "reddy": ("compositionality/reddy2011-nc/reddy2011.csv", "reddy"),
+    "farahmand": ("compositionality/farahmand2015-nc/nonComp-judgments.csv", "farahmand"),
+}
 SCALES = {
-    "nctti": "CompType 0-5, 5 = compositional; normalised score/5",
-    "reddy": "compound score (5th column) 0-5, 5 = compositional; normalised score/5",
-    "farahmand": "binary non-compositionality judgements (1 = non-compositional); normalised 1 - mean",
+    "nctti": "CompType 0-5, 5 = compositional; normalized score/5",
+    "reddy": "compound score (5th column) 0-5, 5 = compositional; normalized score/5",
+    "farahmand": "binary non-compositionality judgments (1 = non-compositional); normalized 1 - mean",
     "tsv": "0-1, 1 = compositional; used as is",
 }
 
@@ -85,7 +91,7 @@ def _rows(path: str, delimiter: str) -> Iterable[tuple[int, list[str]]]:
 
 
 def read_gold(path: str | Path, fmt: str) -> GoldSet:
-    """Read a rating file in one of `GOLD_FORMATS`, normalised to [0, 1], 1 = compositional."""
+    """Read a rating file in one of `GOLD_FORMATS`, normalized to [0, 1], 1 = compositional."""
     path = str(path)
     if fmt not in GOLD_FORMATS:
         raise MwemtError(f"unknown gold format {fmt!r}; choose one of {', '.join(GOLD_FORMATS)}")
@@ -133,14 +139,14 @@ def _read_farahmand(path: str, gold: GoldSet) -> None:
     for lineno, cols in _rows(path, ","):
         if len(cols) < 2:
             raise InputError(f"{len(cols)} column(s)", path, lineno,
-                             expected="compound,j1,...,jk with binary non-compositionality judgements")
-        judgements = []
+                             expected="compound,j1,...,jk with binary non-compositionality judgments")
+        judgments = []
         for k, raw in enumerate(cols[1:], 2):
             if raw.strip() not in ("0", "1"):
                 raise InputError(f"judgement {raw!r} in column {k}", path, lineno,
                                  expected="0 (compositional) or 1 (non-compositional)")
-            judgements.append(int(raw))
-        score = 1.0 - sum(judgements) / len(judgements)
+            judgments.append(int(raw))
+        score = 1.0 - sum(judgments) / len(judgments)
         gold.add(cols[0].strip(), score, ",".join(cols[1:]), lineno)
 
 
@@ -149,12 +155,30 @@ def _read_tsv(path: str, gold: GoldSet) -> None:
         gold.add(mwe, score, f"{score}", lineno)
 
 
+def read_shared_gold(shared: str | Path) -> dict[str, GoldSet]:
+    """NCTTI (English), Reddy 2011 and Farahmand 2015 from the shared data directory."""
+    return {name: read_gold(Path(shared) / rel, fmt) for name, (rel, fmt) in SHARED_GOLD.items()}
+
+
+def rated_mwes(golds: Mapping[str, GoldSet]) -> list[str]:
+    """Every distinct rated MWE of these sets, lowercased, sorted: the lexicon to collapse for them."""
+    return sorted({" ".join(it.mwe.lower().split()) for g in golds.values() for it in g.items.values()})
+
+
 # ---------------------------------------------------------------- agreement
+
+
+BOOTSTRAP_SAMPLES = 1000
+BOOTSTRAP_SEED = 12345  # the seed of the sentence-level bootstrap of the metrics, for one convention
 
 
 @dataclass
 class Agreement:
-    """Pearson and Spearman correlation of predictions with gold, over the MWEs both have."""
+    """Pearson and Spearman correlation of predictions with gold, over the MWEs both have.
+
+    ``pearson_ci`` and ``spearman_ci`` are 95% percentile bootstrap intervals over the rated MWEs
+    (resampled with replacement, ``BOOTSTRAP_SAMPLES`` times, seeded), or None when not computed.
+    """
 
     n: int
     gold_size: int
@@ -164,6 +188,8 @@ class Agreement:
     spearman_p: float
     not_predicted: list[str] = field(default_factory=list)
     unrated: int = 0
+    pearson_ci: tuple[float, float] | None = None
+    spearman_ci: tuple[float, float] | None = None
 
     @property
     def coverage(self) -> float:
@@ -173,15 +199,60 @@ class Agreement:
         def num(x: float) -> float | None:
             return None if math.isnan(x) else round(x, 4)
 
+        def ci(pair: tuple[float, float] | None) -> list[float | None] | None:
+            return None if pair is None else [num(pair[0]), num(pair[1])]
+
         return {"n": self.n, "gold_size": self.gold_size, "coverage": round(self.coverage, 4),
                 "pearson": num(self.pearson), "pearson_p": None if math.isnan(self.pearson_p) else float(f"{self.pearson_p:.3g}"),
+                "pearson_ci95": ci(self.pearson_ci),
                 "spearman": num(self.spearman),
                 "spearman_p": None if math.isnan(self.spearman_p) else float(f"{self.spearman_p:.3g}"),
+                "spearman_ci95": ci(self.spearman_ci),
                 "gold_unrated": self.unrated, "not_predicted": len(self.not_predicted)}
 
 
-def agreement(pred: Mapping[str, float], gold: GoldSet, min_n: int = 3) -> Agreement:
-    """Correlate on the gold MWEs that have a prediction; the rest lower the coverage."""
+def _rowwise_pearson(a, b):
+    import numpy as np
+
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    den = np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (a * b).sum(axis=1) / den, np.nan)
+
+
+def bootstrap_correlation_ci(x, y, n_samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED,
+                             level: float = 0.95) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Percentile bootstrap intervals of Pearson's r and Spearman's rho, resampling (x, y) pairs.
+
+    A resample whose values are all equal has no correlation and is left out of the percentiles.
+    """
+    import numpy as np
+    from scipy.stats import rankdata
+
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    idx = np.random.default_rng(seed).integers(0, len(x), size=(n_samples, len(x)))
+    xs, ys = x[idx], y[idx]
+    pear = _rowwise_pearson(xs, ys)
+    spear = _rowwise_pearson(rankdata(xs, axis=1), rankdata(ys, axis=1))
+    tail = 100.0 * (1.0 - level) / 2.0
+
+    def interval(v) -> tuple[float, float]:
+        v = v[~np.isnan(v)]
+        if not len(v):
+            return math.nan, math.nan
+        lo, hi = np.percentile(v, [tail, 100.0 - tail])
+        return float(lo), float(hi)
+
+    return interval(pear), interval(spear)
+
+
+def agreement(pred: Mapping[str, float], gold: GoldSet, min_n: int = 3, bootstrap: int = 0,
+              seed: int = BOOTSTRAP_SEED) -> Agreement:
+    """Correlate on the gold MWEs that have a prediction; the rest lower the coverage.
+
+    With ``bootstrap`` > 0, 95% confidence intervals from that many resamples are added.
+    """
     import warnings
 
     from scipy.stats import pearsonr, spearmanr
@@ -197,5 +268,6 @@ def agreement(pred: Mapping[str, float], gold: GoldSet, min_n: int = 3) -> Agree
         warnings.simplefilter("ignore")  # a constant input gives NaN, reported as null
         pr = pearsonr(x, y)
         sr = spearmanr(x, y)
+    cis = bootstrap_correlation_ci(x, y, bootstrap, seed) if bootstrap > 0 else (None, None)
     return Agreement(len(keys), len(gold.items), float(pr[0]), float(pr[1]), float(sr[0]), float(sr[1]),
-                     missing, len(gold.unrated))
+                     missing, len(gold.unrated), *cis)

@@ -17,6 +17,12 @@ Scores (every one mapped to [0, 1], 1 = compositional; a negative cosine is clip
 
 An MWE that cannot be scored by a method (MWE token or a component absent from the vectors, or no
 translation) gets no score for it and a reason; callers report these, they are never dropped silently.
+
+A hyphenated single word (``full-time``) is its own MWE token, compared with its parts (``full``,
+``time``). An MWE that was not in the lexicon when the vectors were built has no token of its own;
+`fold_in` gives it a PPMI (and PPMI-SVD) vector from its contiguous occurrences in the collapsed
+corpus, so `score_mwes` can score any list of MWEs from cached vectors (word2vec cannot be extended
+without retraining: those MWEs are reported as missing there).
 """
 
 from __future__ import annotations
@@ -24,10 +30,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from pathlib import Path
 
 import numpy as np
 
-from mwemt.compositionality.vectors import Space, VectorStore, mwe_token, word_token
+from mwemt.compositionality.vectors import MODELS, Space, VectorStore, load_store, mwe_token, word_token
 from mwemt.errors import MwemtError
 from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
 from mwemt.records import LexiconEntry
@@ -37,6 +44,7 @@ METHODS = ("direct", "alpha", "ss", "ss+ds")
 MIN_TRANSLATION_CHARS = 3
 # MultiWordNet marks a lexical gap with this placeholder lemma; it is not a translation.
 GAP_PLACEHOLDERS = frozenset({"gap!"})
+HYPHEN = "-"
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,7 @@ class Target:
     def content_pairs(self) -> list[tuple[str, str]]:
         """(word as written in the MWE list, its lemma) for each content word, for translation lookup.
 
-        When tokenisation changed the number of words, every written word is used with itself as lemma.
+        When tokenization changed the number of words, every written word is used with itself as lemma.
         """
         if len(self.words) == len(self.normalized):
             return [(self.words[i], self.normalized[i]) for i in self.content]
@@ -73,9 +81,10 @@ class Prediction:
 
 
 def targets_for(entries: Iterable[LexiconEntry], store: VectorStore) -> list[Target]:
-    """Normalise MWEs exactly as the corpus was (same language, lemmatiser and tokenisation)."""
+    """Normalize MWEs exactly as the corpus was (same language, lemmatizer and tokenization)."""
     config = store.config
     lexicon = build_annotator(AnnotatorConfig(config.lang, lemmatizer=config.lemmatizer), entries=[]).lexicon
+    lemmatizer = lexicon.lemmatizer
     function = store.function_words()
     seen: set[str] = set()
     out: list[Target] = []
@@ -84,10 +93,14 @@ def targets_for(entries: Iterable[LexiconEntry], store: VectorStore) -> list[Tar
             continue
         seen.add(e.key)
         norm = lexicon.normalize(e.lemmas)
+        token = mwe_token(norm)
+        if len(norm) == 1 and HYPHEN in norm[0].strip(HYPHEN):  # full-time: the word is the MWE token
+            token = word_token(norm[0])
+            norm = tuple(lemmatizer.lemmatize([w for w in norm[0].split(HYPHEN) if w]))
         content = tuple(i for i, w in enumerate(norm) if word_token(w) not in function)
         if not content:
             content = tuple(range(len(norm)))
-        out.append(Target(e.key, tuple(e.lemmas), norm, mwe_token(norm), content))
+        out.append(Target(e.key, tuple(e.lemmas), norm, token, content))
     return out
 
 
@@ -110,6 +123,8 @@ def component_weights(n: int, alpha: float) -> list[float]:
 
 
 def _vectors(space: Space, target: Target) -> tuple[np.ndarray | None, list[np.ndarray] | None, str | None]:
+    if len(target.normalized) < 2:
+        return None, None, "a single word: no parts to compare with"
     v_mwe = space.get(target.token)
     if v_mwe is None:
         return None, None, f"MWE token {target.token!r} not in {space.name}"
@@ -214,7 +229,7 @@ def predict(entries: Iterable[LexiconEntry], store: VectorStore, alpha: float = 
             raise MwemtError(f"the vectors in {store.path} have no {m!r} model (have: {', '.join(store.spaces)})")
     out = []
     for t in targets_for(entries, store):
-        p = Prediction(t.key, t.token, store.counts.get(t.token, 0))
+        p = Prediction(t.key, t.token, store.counts.get(t.token) or store.folded_counts.get(t.token, 0))
         ss = None
         if translations is not None:
             ss, why = string_similarity(t, translations, alpha)
@@ -226,7 +241,7 @@ def predict(entries: Iterable[LexiconEntry], store: VectorStore, alpha: float = 
             space = store.spaces[m]
             for name, (score, why) in (("direct", direct_score(space, t)), ("alpha", alpha_score(space, t, alpha))):
                 if score is None:
-                    p.missing[f"{m}:{name}"] = f"{why} ({_count_note(p.corpus_count, store.config.min_count)})"
+                    p.missing[f"{m}:{name}"] = f"{why} ({_count_note(p.corpus_count, store.config.mwe_min_count)})"
                 else:
                     p.scores[f"{m}:{name}"] = score
             if translations is not None:
@@ -284,3 +299,171 @@ def table_rows(predictions: Sequence[Prediction], names: Sequence[str]) -> list[
         reasons = "; ".join(f"{', '.join(names_)}: {why}" for why, names_ in by_reason.items())
         rows.append(f"{p.key}\t{p.corpus_count}\t" + "\t".join(cells) + f"\t{reasons}")
     return rows
+
+
+# ---------------------------------------------------------------- MWEs that were not collapsed: fold in
+
+
+FOLD_IN_DIR = "fold-in"
+
+
+def _fold_in_chunk(state: tuple, lines: list[str]) -> tuple[dict, dict]:
+    """Context counts of every contiguous occurrence of the patterns in these collapsed lines."""
+    firsts, ctx_id, window = state
+    counts: dict[tuple, dict[int, int]] = {}
+    seen: dict[tuple, int] = {}
+    for line in lines:
+        toks = line.split(" ")
+        for i, tok in enumerate(toks):
+            pats = firsts.get(tok)
+            if pats is None:
+                continue
+            for pat in pats:
+                end = i + len(pat)
+                if tuple(toks[i:end]) != pat:
+                    continue
+                seen[pat] = seen.get(pat, 0) + 1
+                row = counts.setdefault(pat, {})
+                for c in toks[max(0, i - window):i] + toks[end:end + window]:
+                    j = ctx_id.get(c)
+                    if j is not None:
+                        row[j] = row.get(j, 0) + 1
+    return counts, seen
+
+
+def fold_in(store: VectorStore, targets: Sequence[Target], workers: int = 0, progress: bool = False) -> int:
+    """Give MWEs without a token of their own a PPMI (and PPMI-SVD) vector; return how many got one.
+
+    Their contiguous occurrences in the collapsed corpus (as lemma sequences) are counted with the
+    window of the PPMI space, against its context words and context distribution, so the new rows
+    live in the same space. It approximates a rebuild with the MWE in the lexicon: the MWE's words
+    keep these occurrences in their own counts. Results are cached in ``VECTORS/fold-in/``.
+    """
+    import json
+
+    import scipy.sparse
+    from tqdm import tqdm
+
+    from mwemt.compositionality.corpus import CORPUS, chunked, ordered_map, resolve_workers, stage_key
+    from mwemt.compositionality.ppmi import ppmi_rows
+    from mwemt.fileio import atomic_write, iter_lines
+
+    if "ppmi" not in store.spaces:
+        return 0
+    space = store.spaces["ppmi"]
+    todo = sorted({tuple(word_token(w) for w in t.normalized): t.token for t in targets
+                   if len(t.normalized) > 1 and t.token == mwe_token(t.normalized) and t.token not in space}.items())
+    if not todo:
+        return 0
+    config = store.config
+    ppmi_key = json.loads((store.path / "ppmi.json").read_text(encoding="utf-8"))["key"]
+    key = stage_key(stage="fold-in", ppmi=ppmi_key, patterns=[p for p, _ in todo])
+    cache = store.path / FOLD_IN_DIR / f"{key}.npz"
+    if cache.is_file():
+        data = np.load(cache, allow_pickle=False)
+        tokens, occurrences, rows = list(data["tokens"]), data["occurrences"], data["rows"]
+    else:
+        contexts = list(iter_lines(store.path / "ppmi.contexts.txt"))
+        firsts: dict[str, list[tuple]] = {}
+        for pat, _ in todo:
+            firsts.setdefault(pat[0], []).append(pat)
+        state = (firsts, {c: j for j, c in enumerate(contexts)}, config.ppmi_window)
+        total: dict[tuple, dict[int, int]] = {}
+        seen: dict[tuple, int] = {}
+        lines = iter_lines(store.path / CORPUS)
+        chunks = chunked(lines, 2000)
+        with tqdm(desc="fold in MWEs", unit=" lines", unit_scale=True, disable=not progress, mininterval=1.0) as bar:
+            for counts, n in ordered_map(_fold_in_chunk, chunks, resolve_workers(workers), state):
+                for pat, row in counts.items():
+                    acc = total.setdefault(pat, {})
+                    for j, v in row.items():
+                        acc[j] = acc.get(j, 0) + v
+                for pat, k in n.items():
+                    seen[pat] = seen.get(pat, 0) + k
+                bar.update(2000)
+        tokens = [tok for _, tok in todo]
+        occurrences = np.array([seen.get(p, 0) for p, _ in todo], dtype=np.int64)
+        r, c, v = [], [], []
+        for i, (pat, _) in enumerate(todo):
+            for j, x in total.get(pat, {}).items():
+                r.append(i)
+                c.append(j)
+                v.append(x)
+        counts_m = scipy.sparse.coo_matrix((np.array(v, dtype=np.float64), (np.array(r, dtype=np.int64),
+                                            np.array(c, dtype=np.int64))), shape=(len(todo), len(contexts)))
+        col_sum = np.load(store.path / "ppmi.context_counts.npy")
+        rows = ppmi_rows(counts_m, col_sum, config.ppmi_cds).toarray().astype(np.float32)
+        cache.parent.mkdir(exist_ok=True)
+        with atomic_write(cache, "wb") as fh:
+            np.savez(fh, tokens=np.array(tokens), occurrences=occurrences, rows=rows)
+    projection = None
+    if "svd" in store.spaces and (store.path / "svd.projection.npy").is_file():
+        projection = np.load(store.path / "svd.projection.npy")
+    added = 0
+    for tok, n, row in zip(tokens, occurrences, rows):
+        store.folded_counts[str(tok)] = int(n)
+        if n < config.mwe_min_count:
+            continue
+        space.extra[str(tok)] = row.astype(np.float64)
+        if projection is not None:
+            store.spaces["svd"].extra[str(tok)] = (row @ projection).astype(np.float64)
+        added += 1
+    return added
+
+
+# ---------------------------------------------------------------- the library entry point
+
+
+@dataclass(frozen=True)
+class MweScore:
+    """The predicted compositionality of one MWE (None with a reason when it cannot be predicted).
+
+    ``how`` says where the MWE vector came from: ``collapsed`` (the MWE was one token when the
+    vectors were built), ``folded-in`` (see `fold_in`), or ``""`` when there is no score.
+    """
+
+    mwe: str
+    score: float | None
+    corpus_count: int
+    how: str = ""
+    reason: str = ""
+
+
+DEFAULT_MODEL = "ppmi"
+DEFAULT_METHOD = "alpha"
+
+
+def score_mwes(mwes: Iterable[str | LexiconEntry], vectors: str | Path | VectorStore, *,
+               model: str = DEFAULT_MODEL, method: str = DEFAULT_METHOD, alpha: float = 0.7,
+               allow_fold_in: bool = True, workers: int = 0, progress: bool = False) -> list[MweScore]:
+    """Predict the compositionality (in [0, 1], 1 = compositional) of any MWEs from cached vectors.
+
+    ``mwes`` are strings (``"ivory tower"``, ``"full-time"``) or lexicon entries, in any inflection:
+    they are normalized like the corpus. ``vectors`` is a directory written by `build_vectors`
+    (``mwemt compositionality vectors``) or a loaded `VectorStore`. MWEs that were not collapsed
+    when the vectors were built are folded in (PPMI and PPMI-SVD only) unless ``allow_fold_in`` is
+    False. One result per distinct MWE, in input order.
+    """
+    if model not in MODELS:
+        raise MwemtError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
+    if method not in DS_METHODS:
+        raise MwemtError(f"unknown method {method!r}; score_mwes computes {', '.join(DS_METHODS)}")
+    needed = [model, "ppmi"] if model == "svd" and allow_fold_in else [model]  # folding in starts from PPMI
+    store = vectors if isinstance(vectors, VectorStore) else load_store(vectors, models=needed)
+    if model not in store.spaces:
+        raise MwemtError(f"the vectors in {store.path} have no {model!r} model (have: {', '.join(store.spaces)})")
+    entries = [m if isinstance(m, LexiconEntry) else LexiconEntry(tuple(m.split())) for m in mwes]
+    entries = [e for e in entries if e.lemmas]
+    targets = targets_for(entries, store)
+    space = store.spaces[model]
+    if allow_fold_in and model != "w2v":
+        fold_in(store, targets, workers=workers, progress=progress)
+    name = f"{model}:{method}"
+    out = []
+    for t, p in zip(targets, predict(entries, store, alpha=alpha, models=[model])):
+        how = "collapsed" if t.token in space.index else "folded-in"
+        if name in p.scores:
+            out.append(MweScore(p.key, p.scores[name], p.corpus_count, how))
+        else:
+            out.append(MweScore(p.key, None, p.corpus_count, "", p.missing.get(name, "")))
+    return out

@@ -22,13 +22,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mwemt.compositionality.predict import predict, rescale
-from mwemt.compositionality.vectors import MANIFEST, load_store
+from mwemt.compositionality.predict import rescale, score_mwes
+from mwemt.compositionality.vectors import MANIFEST
 from mwemt.errors import MwemtError
 from mwemt.fileio import atomic_write
 from mwemt.formats import COMPOSITIONALITY_HEADER
 from mwemt.preprocess.annotate import Annotator, AnnotatorConfig, build_annotator
-from mwemt.records import LexiconEntry
 from mwemt.wordnet import multiword_entries
 
 VECTORS_ENV = "MWEMT_VECTORS"  # a vectors directory to use when none is given
@@ -93,20 +92,14 @@ class Weight:
 
 def predict_compositionality(mwes: Sequence[str], vectors: str | Path, *, model: str = DEFAULT_MODEL,
                              method: str = DEFAULT_METHOD, alpha: float = DEFAULT_ALPHA) -> list[tuple[float | None, str]]:
-    """(score, reason) per MWE, in order, from a vectors directory (``compositionality vectors``)."""
-    store = load_store(vectors)
-    if model not in store.spaces:
-        raise MwemtError(f"the vectors in {vectors} have no {model!r} model (have: {', '.join(store.spaces)})")
-    column = f"{model}:{method}"
-    preds = {p.key: p for p in predict([LexiconEntry(tuple(m.split())) for m in mwes], store, alpha=alpha,
-                                       models=[model])}
+    """(score, reason) per MWE, in order, from a vectors directory (``compositionality vectors``),
+    through `score_mwes` (without folding in: only MWEs that were tokens of the vectors are scored)."""
+    scores = {s.mwe: s for s in score_mwes(mwes, vectors, model=model, method=method, alpha=alpha,
+                                           allow_fold_in=False)}
     out = []
     for m in mwes:
-        p = preds.get(" ".join(m.split()))
-        if p is None:
-            out.append((None, "not a scorable MWE"))
-        else:
-            out.append((p.scores.get(column), p.missing.get(column, "")))
+        s = scores.get(" ".join(m.split()))
+        out.append((None, "not a scorable MWE") if s is None else (s.score, s.reason))
     return out
 
 

@@ -1,21 +1,36 @@
-"""The MWE score of Zaninello & Birch (2020): how close a hypothesis comes to the reference
-translation of each source MWE, by character edit distance.
+"""The MWE score of Zaninello & Birch (2020), aligned to the source MWE: how close the words a
+hypothesis uses for each source MWE come to the MWE's reference translation.
 
-For each word x of an MWE's reference translation we take the hypothesis word y with the least
-Levenshtein distance d(x, y) and charge ``min(d, len(x)) / len(x)``; the MWE scores 1 minus the
-mean charge over its words. A sentence scores the mean over its MWEs and the corpus the mean over
-sentences that have MWEs (``average="mwe"`` instead pools all MWEs, as the published scorer does).
-Scores are reported on a 0-100 scale.
+Why alignment: the published score looks for the closest hypothesis word to each reference word
+anywhere in the sentence, so a word of the reference translation that turns up elsewhere earns
+credit. By default the hypothesis is word-aligned to the source sentence with the project's one
+aligner (`mwemt.preprocess.align`, eflomal, cached), and each MWE is scored only against the
+hypothesis words aligned to its source tokens (``align="eflomal"``); given alignments
+(``alignments=`` of `MweScore.sentence_stats`, ``mwemt score --align FILE``) take the aligner's
+place, and ``align="none"`` searches the whole hypothesis, as the published score does.
+
+For each word x of an MWE's reference translation we take the candidate hypothesis word y with the
+least charge, by default ``min(d(x, y), len(x)) / len(x)`` (d = character Levenshtein distance;
+`mwemt.evaluate.mwe_match` adds lemmas, synonyms, elided forms and function-word weights); the MWE
+scores 1 minus the (weighted) mean charge over its words. With ``precision`` p > 0 and
+alignments, the MWE scores (1 - p) x that recall plus p x the same measure taken the other way
+(each aligned hypothesis word against the reference words), so extra words aligned to the MWE
+cost. A sentence scores the mean over its MWEs and the corpus the mean over sentences that have
+MWEs (``average="mwe"`` instead pools all MWEs, as the published scorer does). Scores are
+reported on a 0-100 scale.
 
 Words on both sides come from the same tokenization: Moses tokens (`mwemt.preprocess.tokenize`)
 with elisions split after the apostrophe (``dell'acqua`` -> ``dell'`` ``acqua``); tokens without
 any letter or digit (punctuation, the ``...`` that marks a gap in a discontinuous reference) are
 dropped. Matching is case-insensitive unless ``case_sensitive=True``. A hypothesis with no words
-(empty, or only punctuation) scores 0, never NaN. With word alignments (source token -> hypothesis
-Moses token), the search for each MWE is restricted to the hypothesis words aligned to the MWE's
-source tokens; an MWE with no aligned word scores 0.
+(empty, or only punctuation) scores 0, never NaN. Under alignment, an MWE none of whose source
+tokens is linked scores 0; an MWE without source token indices (not located in the source) and the
+MWEs of a sentence the aligner skipped (an empty side, e.g. a test set without sources) are
+searched in the whole hypothesis and counted (``info["mwes_without_indices"]``,
+``info["alignment_skipped"]``).
 
-Deliberate differences from the authors' scorer (azaninello/MWE_NMT, scripts/score_mwe.py):
+Deliberate differences from the authors' scorer (azaninello/MWE_NMT, scripts/score_mwe.py), which
+``compat="zaninello2020"`` reproduces instead (`mwemt.evaluate.mwe_compat`):
 - it replaces every ASCII punctuation character by a space, so elided articles lose their
   apostrophe (``dell'`` -> ``dell``) and hyphenated words split in two; we tokenize with Moses,
   keep the apostrophe on the elided word, and keep hyphenated words whole;
@@ -23,30 +38,41 @@ Deliberate differences from the authors' scorer (azaninello/MWE_NMT, scripts/sco
 - it averages over all MWEs of the corpus (micro); we average per sentence first (``average``
   selects either);
 - an empty hypothesis makes its ``min`` over no words fail, the exception is swallowed and the
-  MWE gets NaN (which turns the corpus mean into NaN); we score it 0;
-- it has no alignment option.
+  MWE gets NaN; we score it 0;
+- it has no alignment and matches characters only.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from rapidfuzz.distance import Levenshtein
-from rapidfuzz.process import cdist
 
-from mwemt.errors import InputError
+from mwemt.errors import InputError, MwemtError
 from mwemt.evaluate.base import REFERENCE_MWES, RatioMetric, SentenceStats, Signature
+from mwemt.evaluate.mwe_compat import COMPAT_MODES, compat_sentence
+from mwemt.evaluate.mwe_match import MweMatching, WordMatcher
 from mwemt.evaluate.registry import MetricOptions, register_metric
 from mwemt.fileio import iter_lines
+from mwemt.preprocess.align import SYMMETRIZATIONS, AlignConfig, eflomal_version
 from mwemt.preprocess.tokenize import split_apostrophes, tokenize
 from mwemt.records import TestMwe
 
 AVERAGES = ("sentence", "mwe")
+ALIGN_MODES = ("eflomal", "none")
 Alignment = Sequence[tuple[int, int]]
+
+# The defaults, chosen by agreement with the human verdicts on the TED EN-IT MWEs
+# (scripts/mwe_score_human.py; docs/evaluate.md has the ablation table).
+DEFAULT_MATCHING = MweMatching(near_miss=0.75, order=1.0)
+DEFAULT_PRECISION = 0.0
+DEFAULT_WINDOW = 1
+# One eflomal sampler: on the TED MWEs as good as three (AUC 0.710 vs 0.713) and three times faster
+# (bench/mwe_score_speed.py); test-set building keeps the aligner's own default.
+DEFAULT_ALIGN_CONFIG = AlignConfig(samplers=1)
 
 
 class AlignmentError(ValueError):
@@ -58,6 +84,48 @@ class AlignmentError(ValueError):
         self.message = message
         self.sentence = sentence
         self.system: int | None = None
+
+
+@dataclass(frozen=True)
+class MweAlignSettings:
+    """How the MWE score gets its alignments when none are given.
+
+    ``mode``: ``eflomal`` (align each hypothesis to its source with `mwemt.preprocess.align.align`)
+    or ``none`` (no alignment: search the whole hypothesis). ``extra``: extra parallel text
+    (source token lists, target token lists) for the aligner's statistics, named in the signature
+    by ``extra_name``. ``cache_dir``: the alignment cache (None: no cache). ``config`` and
+    ``symmetrization``: the aligner's settings. ``window``: an MWE's candidate hypothesis words are
+    those aligned to its source tokens and the ``window`` tokens on each side of them (given
+    alignments too).
+    """
+
+    mode: str = "eflomal"
+    extra: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = field(default=None, compare=False)
+    extra_name: str = ""
+    cache_dir: str | Path | None = None
+    config: AlignConfig | None = None  # None = DEFAULT_ALIGN_CONFIG
+    symmetrization: str = "grow-diag-final-and"
+    window: int = DEFAULT_WINDOW
+
+    def __post_init__(self) -> None:
+        if self.mode not in ALIGN_MODES:
+            raise MwemtError(f"MWE alignment mode must be one of {', '.join(ALIGN_MODES)}, not {self.mode!r}")
+        if self.window < 0:
+            raise MwemtError(f"MWE alignment window must be 0 or more, not {self.window}")
+        if self.symmetrization not in SYMMETRIZATIONS:
+            raise MwemtError(f"unknown symmetrization {self.symmetrization!r}; choose one of {', '.join(SYMMETRIZATIONS)}")
+
+    @property
+    def n_extra(self) -> int:
+        return len(self.extra[0]) if self.extra is not None else 0
+
+    def describe(self) -> str:
+        """The signature value of an alignment this mode computes."""
+        c = self.config or DEFAULT_ALIGN_CONFIG
+        sym = {"grow-diag-final-and": "gdfa"}.get(self.symmetrization, self.symmetrization)
+        extra = f"{self.extra_name or 'text'}:{self.n_extra}" if self.extra is not None else "0"
+        return (f"eflomal-{eflomal_version()},m{c.model},s{c.samplers},it{c.iterations:g},"
+                f"null{c.null_prior:g},{sym},extra={extra}")
 
 
 def is_word(token: str) -> bool:
@@ -88,34 +156,35 @@ def word_pieces(tokens: Sequence[str], case_sensitive: bool) -> tuple[list[str],
     return words, origin
 
 
+_CHARACTERS = WordMatcher(MweMatching(), "none")
+
+
 def word_charges(ref_words: Sequence[str], hyp_words: Sequence[str]) -> list[float]:
     """For each reference word, ``min(distance to the closest hypothesis word, len) / len``."""
     if not ref_words:
         return []
-    if not hyp_words:
-        return [1.0] * len(ref_words)
-    dist = cdist(list(ref_words), list(hyp_words), scorer=Levenshtein.distance, dtype=np.int32)
-    best = dist.min(axis=1)
-    return [min(int(d), len(x)) / len(x) for d, x in zip(best, ref_words)]
+    return [float(c) for c in _CHARACTERS.best_charges(ref_words, hyp_words)]
 
 
 def mwe_match_score(ref_words: Sequence[str], hyp_words: Sequence[str]) -> float | None:
-    """1 - mean charge over the reference words (in [0, 1]); None for a reference without words."""
-    charges = word_charges(ref_words, hyp_words)
-    if not charges:
-        return None
-    return 1.0 - sum(charges) / len(charges)
+    """1 - mean character charge over the reference words (in [0, 1]); None without reference words."""
+    return _CHARACTERS.score(ref_words, hyp_words)
 
 
 @dataclass
 class SentenceMweScores:
-    """The per-MWE scores (0-1, None if the reference had no word) of one sentence."""
+    """The per-MWE scores (0-1; None if the reference had no word, NaN in the compatibility mode
+    when the published scorer gives NaN) of one sentence."""
 
     mwe_scores: list[float | None]
 
     @property
     def scored(self) -> list[float]:
-        return [s for s in self.mwe_scores if s is not None]
+        return [s for s in self.mwe_scores if s is not None and not math.isnan(s)]
+
+    @property
+    def nan(self) -> int:
+        return sum(1 for s in self.mwe_scores if s is not None and math.isnan(s))
 
     @property
     def sentence(self) -> float | None:
@@ -134,10 +203,12 @@ STATS_COLUMNS = ("mwe_sum", "mwes", "sentence_mean", "sentences")
 
 @register_metric("mwe")
 class MweScore(RatioMetric):
-    """Zaninello & Birch (2020) MWE translation score (see the module docstring for the details).
+    """The MWE translation score (see the module docstring for the details).
 
     Statistics per sentence: the sum of its MWE scores, the number of scored MWEs, the sentence
     mean and whether it has one, so one extraction serves both averages and the counts.
+    ``info["mwe_scores"]`` keeps every MWE's score (0-1, NaN when not scored), sentence by
+    sentence in test-set order.
     """
 
     key = "mwe"
@@ -146,26 +217,62 @@ class MweScore(RatioMetric):
     uses_alignments = True
 
     def __init__(self, lang: str = "it", *, case_sensitive: bool = False, average: str = "sentence",
-                 pretokenized: bool = False) -> None:
+                 pretokenized: bool = False, align: MweAlignSettings | str = "eflomal",
+                 matching: MweMatching = DEFAULT_MATCHING, precision: float = DEFAULT_PRECISION,
+                 wordnet=None, lemmatizer: str = "simplemma", compat: str | None = None) -> None:
         if average not in AVERAGES:
             raise ValueError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
+        if not 0.0 <= precision <= 1.0:
+            raise ValueError(f"precision must be in [0, 1], not {precision}")
+        if compat is not None and compat not in COMPAT_MODES:
+            raise MwemtError(f"unknown MWE compatibility mode {compat!r}; choose one of {', '.join(COMPAT_MODES)}")
         self.lang = lang
         self.case_sensitive = case_sensitive
-        self.average = average
+        self.average = average if compat is None else "mwe"
         self.pretokenized = pretokenized
+        self.align = align if isinstance(align, MweAlignSettings) else MweAlignSettings(align)
+        if compat is not None:
+            self.align = MweAlignSettings("none")
+        self.matching = matching
+        self.precision = precision
+        self.compat = compat
+        if matching.synonyms and wordnet is None:
+            raise MwemtError("synonym matching needs a target-language wordnet (wordnet=, --mwe-wordnet)")
+        self.wordnet = wordnet if matching.synonyms else None
+        lemmatizer_obj = None
+        if matching.lemma or matching.synonyms:
+            from mwemt.preprocess.lemmatize import get_lemmatizer
+
+            lemmatizer_obj = get_lemmatizer(lemmatizer, lang)
+        self.lemmatizer = lemmatizer_obj
+        self.matcher = WordMatcher(matching, lang, lemmatizer_obj, self.wordnet)
         self._ref_cache: dict[str, list[str]] = {}
+        self._alignments: dict[str, object] = {}  # eflomal is not seeded: one alignment per input here
 
     @classmethod
     def from_options(cls, key: str, options: MetricOptions, inputs=None) -> MweScore:
+        matching = options.mwe_matching if options.mwe_matching is not None else DEFAULT_MATCHING
+        wordnet = None
+        if matching.synonyms and options.mwe_wordnet:
+            from mwemt.evaluate.similarity import omw_wordnet
+
+            wordnet = omw_wordnet(str(options.mwe_wordnet))
+        precision = options.mwe_precision if options.mwe_precision is not None else DEFAULT_PRECISION
+        align = options.mwe_align
+        if align == "eflomal":  # front ends share the alignment cache: reruns read the same links
+            from mwemt.preprocess.align import default_cache_dir
+
+            align = MweAlignSettings(cache_dir=default_cache_dir())
         return cls(options.lang, case_sensitive=options.mwe_case_sensitive, average=options.mwe_average,
-                   pretokenized=options.mwe_pretokenized)
+                   pretokenized=options.mwe_pretokenized, align=align, matching=matching,
+                   precision=precision, wordnet=wordnet, compat=options.mwe_compat)
 
     # -- tokenization
     def moses_tokens(self, text: str) -> list[str]:
         return text.split() if self.pretokenized else tokenize(text, self.lang)
 
-    def hyp_words(self, hyp: str) -> HypWords:
-        tokens = self.moses_tokens(hyp)
+    def hyp_words(self, hyp: str, tokens: Sequence[str] | None = None) -> HypWords:
+        tokens = self.moses_tokens(hyp) if tokens is None else tokens
         words, origin = word_pieces(tokens, self.case_sensitive)
         return HypWords(tuple(words), tuple(origin), len(tokens))
 
@@ -177,11 +284,41 @@ class MweScore(RatioMetric):
             words = self._ref_cache[reference] = word_pieces(tokenize(reference, self.lang), self.case_sensitive)[0]
         return words
 
+    # -- alignment
+    def align_hypotheses(self, sources: Sequence[str], hyp_tokens: Sequence[Sequence[str]]) -> tuple[list, dict]:
+        """Source (test-set tokens, split on spaces) -> hypothesis token links of every sentence,
+        by the project's aligner, and facts for ``info``. A sentence the aligner skips (an empty
+        side, or longer than eflomal's limit) gets None: its MWEs are searched in the whole
+        hypothesis, and ``alignment_skipped`` counts them."""
+        from mwemt.preprocess.align import align_directional, cache_key
+
+        src = [s.split() for s in sources]
+        config = self.align.config or DEFAULT_ALIGN_CONFIG
+        key = cache_key(src, hyp_tokens, self.align.extra, config)
+        directional = self._alignments.get(key)
+        if directional is None:
+            directional = self._alignments[key] = align_directional(
+                src, hyp_tokens, extra=self.align.extra, config=config, cache_dir=self.align.cache_dir)
+        links: list = directional.symmetrized(src, hyp_tokens, self.align.symmetrization)
+        for k in directional.skipped:
+            links[k] = None  # not aligned (an empty side, or too long for eflomal): search the whole hypothesis
+        return links, {"alignment_cached": directional.cached, "alignment_skipped": len(directional.skipped)}
+
     # -- scoring
-    def score_sentence(self, hyp: str, mwes: Sequence[TestMwe | str],
-                       alignment: Alignment | None = None) -> SentenceMweScores:
+    def mwe_score(self, ref_words: Sequence[str], candidates: Sequence[str], aligned: bool) -> float | None:
+        """One MWE (0-1): recall of the reference words, mixed with precision under alignment."""
+        recall = self.matcher.score(ref_words, candidates)
+        if recall is None or not aligned or self.precision == 0.0 or not candidates:
+            return recall
+        precision = 1.0 - float(self.matcher.best_charges(candidates, ref_words).mean())
+        return float((1.0 - self.precision) * recall + self.precision * precision)
+
+    def score_sentence(self, hyp: str, mwes: Sequence[TestMwe | str], alignment: Alignment | None = None,
+                       hyp_tokens: Sequence[str] | None = None, counts: dict | None = None) -> SentenceMweScores:
         """Every MWE of one sentence scored (0-1): the detail behind one row of statistics."""
-        hw = self.hyp_words(hyp)
+        if self.compat is not None:
+            return SentenceMweScores(compat_sentence(hyp, [m if isinstance(m, str) else m.reference for m in mwes]))
+        hw = self.hyp_words(hyp, hyp_tokens)
         if alignment is not None:
             for _, j in alignment:
                 if not 0 <= j < hw.n_tokens:
@@ -191,41 +328,75 @@ class MweScore(RatioMetric):
         for mwe in mwes:
             reference = mwe if isinstance(mwe, str) else mwe.reference
             candidates: Sequence[str] = hw.words
-            if alignment is not None:
+            aligned = alignment is not None
+            if aligned:
                 if isinstance(mwe, str):
                     raise TypeError("alignments need TestMwe objects (with source token indices)")
-                src = set(mwe.indices)
-                candidates = hw.restricted_to({j for i, j in alignment if i in src})
-            scores.append(mwe_match_score(self.ref_words(reference), candidates))
+                if mwe.indices:
+                    src = set(mwe.indices)
+                    linked = {j for i, j in alignment if i in src}
+                    w = self.align.window
+                    candidates = hw.restricted_to({j + d for j in linked for d in range(-w, w + 1)} if w else linked)
+                else:
+                    aligned = False
+                    if counts is not None:
+                        counts["mwes_without_indices"] = counts.get("mwes_without_indices", 0) + 1
+            scores.append(self.mwe_score(self.ref_words(reference), candidates, aligned))
         return SentenceMweScores(scores)
 
     def sentence_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[TestMwe | str]],
-                       alignments: Sequence[Alignment] | None = None, **kwargs) -> SentenceStats:
+                       alignments: Sequence[Alignment] | None = None, sources: Sequence[str] | None = None,
+                       **kwargs) -> SentenceStats:
         """One row per sentence (`STATS_COLUMNS`); ``refs`` holds each sentence's MWEs.
 
+        ``alignments`` (source -> hypothesis token links per sentence) are used as given; without
+        them and with ``align`` mode ``eflomal``, the hypotheses are aligned to ``sources`` (the
+        test set's source sentences, tokens split on spaces, which the MWE indices count).
         ``info["mwe_scores"]`` keeps the score (0-1) of every MWE, sentence by sentence in test-set
-        order (NaN for a reference without words), so per-MWE analyses (`mwemt compare`) read them
-        from the one extraction instead of scoring again."""
+        order (NaN for a reference without words, and in the compatibility mode for an MWE the
+        published scorer makes NaN), so per-MWE analyses (`mwemt compare`) read them from the one
+        extraction instead of scoring again."""
         if len(hyps) != len(refs):
             raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} test-set sentences")
         if alignments is not None and len(alignments) != len(hyps):
             raise ValueError(f"{len(alignments)} alignment lines but {len(hyps)} hypotheses")
+        if self.compat is not None and alignments is not None:
+            raise MwemtError(f"the {self.compat} compatibility mode has no alignment; do not pass alignments")
+        info: dict = {"aligned": "given" if alignments is not None else "none"}
+        hyp_tokens = None
+        if alignments is None and self.align.mode == "eflomal" and self.compat is None:
+            if sources is None:
+                raise MwemtError("alignment-aware MWE scoring needs the source sentences (sources=); "
+                                 "or score without alignment (align='none')")
+            if len(sources) != len(hyps):
+                raise ValueError(f"{len(sources)} source sentences but {len(hyps)} hypotheses")
+            hyp_tokens = [self.moses_tokens(h) for h in hyps]
+            alignments, facts = self.align_hypotheses(sources, hyp_tokens)
+            info.update(aligned="eflomal", **facts)
         rows = []
         per_mwe: list[float] = []
+        counts: dict = {}
+        nan = 0
         for i, (h, r) in enumerate(zip(hyps, refs)):
             try:
-                scored = self.score_sentence(h, r, alignments[i] if alignments is not None else None)
+                scored = self.score_sentence(h, r, alignments[i] if alignments is not None else None,
+                                             hyp_tokens[i] if hyp_tokens is not None else None, counts)
             except AlignmentError as exc:
                 raise AlignmentError(exc.message, sentence=i + 1) from None
             rows.append(scored.stats_row())
+            nan += scored.nan
             per_mwe.extend(math.nan if s is None else s for s in scored.mwe_scores)
-        return SentenceStats(np.array(rows, dtype=np.float64).reshape(-1, len(STATS_COLUMNS)), STATS_COLUMNS,
-                             {"aligned": alignments is not None, "mwe_scores": np.array(per_mwe, dtype=np.float64)})
+        info.update(counts)
+        info["mwe_scores"] = np.array(per_mwe, dtype=np.float64)
+        if self.compat is not None:
+            info["nan_mwes"] = nan
+        return SentenceStats(np.array(rows, dtype=np.float64).reshape(-1, len(STATS_COLUMNS)), STATS_COLUMNS, info)
 
     def sentence_score(self, hyp: str, ref: Sequence[TestMwe | str], alignment: Alignment | None = None,
-                       **kwargs) -> float | None:
+                       source: str | None = None, **kwargs) -> float | None:
         """0-100, or None when the sentence has no MWE with a scorable reference."""
-        row = self.sentence_stats([hyp], [ref], None if alignment is None else [alignment]).rows[0]
+        row = self.sentence_stats([hyp], [ref], None if alignment is None else [alignment],
+                                  None if source is None else [source]).rows[0]
         return self.sentence_score_from_row(row)
 
     def ratio_columns(self) -> tuple[int, int]:
@@ -237,15 +408,34 @@ class MweScore(RatioMetric):
 
     def extra_from_stats(self, stats: SentenceStats) -> dict:
         totals = stats.totals()
-        return {"mwes": int(totals[1]), "sentences_with_mwes": int(totals[3])}
+        extra = {"mwes": int(totals[1]), "sentences_with_mwes": int(totals[3])}
+        for key in ("nan_mwes", "mwes_without_indices", "alignment_skipped"):
+            if key in stats.info:
+                extra[key] = int(stats.info[key])
+        return extra
 
     def signature(self, stats: SentenceStats | None = None) -> Signature:
+        if self.compat is not None:
+            return Signature.of(self.name, {
+                "compat": self.compat, "tok": "ascii-punct-to-space", "case": "hyp-lc", "avg": "mwe",
+                "nan": "skip", "align": "none", "dist": "levenshtein-char", "cap": "len"})
         tok = "none" if self.pretokenized else f"moses-{self.lang}"
-        aligned = stats is not None and bool(stats.info.get("aligned"))
-        return Signature.of(self.name, {
+        aligned = "none" if stats is None else stats.info.get("aligned", "none")
+        if aligned == "eflomal" or (stats is None and self.align.mode == "eflomal"):
+            align = self.align.describe()
+        else:
+            align = str(aligned)
+        if align != "none" and self.align.window:
+            align += f",win{self.align.window}"
+        fields: dict[str, object] = {
             "tok": f"{tok}+apos", "punct": "drop", "case": "mixed" if self.case_sensitive else "lc",
-            "avg": self.average, "align": aligned, "dist": "levenshtein-char", "cap": "len",
-        })
+            "avg": self.average, "align": align,
+        }
+        fields.update(self.matching.signature_fields(self.lang, getattr(self.wordnet, "name", None)))
+        if self.precision:
+            fields["prec"] = f"{self.precision:g}"
+        fields.update({"dist": "levenshtein-char", "cap": "len"})
+        return Signature.of(self.name, fields)
 
 
 def parse_alignment(line: str) -> list[tuple[int, int]]:

@@ -55,6 +55,12 @@ class MetricOptions:
     mwe_case_sensitive: bool = False
     mwe_average: str = "sentence"  # one of mwemt.evaluate.mwe_score.AVERAGES
     mwe_pretokenized: bool = False
+    # "eflomal" (through the shared alignment cache), "none" or a mwemt.evaluate.mwe_score.MweAlignSettings
+    mwe_align: object = "eflomal"
+    mwe_matching: object = None  # a mwemt.evaluate.mwe_match.MweMatching; None = the MWE score's default
+    mwe_precision: float | None = None  # None = the MWE score's default
+    mwe_wordnet: str | None = None  # OMW .tab wordnet of the target language, for synonym matching
+    mwe_compat: str | None = None  # "zaninello2020": the published scorer's rules
     tesla_wordnet: bool = True
     tesla_default: float | str | None = None  # tesla-comp's weight of MWEs without a prediction (None: its default)
 

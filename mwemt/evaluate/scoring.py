@@ -48,9 +48,16 @@ class ScoreRun:
 
 
 def system_stats(metric: Metric, system: SystemOutput, refs: Sequence, index: int = 0,
-                 ref_path: str | None = None) -> SentenceStats:
-    """One system's sentence statistics; a bad alignment or segment is reported with its file and line."""
-    kwargs = {"alignments": system.alignments} if metric.uses_alignments and system.alignments is not None else {}
+                 ref_path: str | None = None, sources: Sequence[str] | None = None) -> SentenceStats:
+    """One system's sentence statistics; a bad alignment or segment is reported with its file and
+    line. A metric that uses alignments gets the system's given alignments, else the test set's
+    ``sources`` to align to."""
+    kwargs: dict = {}
+    if metric.uses_alignments:
+        if system.alignments is not None:
+            kwargs["alignments"] = system.alignments
+        elif sources is not None:
+            kwargs["sources"] = sources
     try:
         return metric.sentence_stats(system.hyps, refs, **kwargs)
     except SegmentError as exc:
@@ -71,7 +78,8 @@ def score_metric(metric: Metric, inputs: ScoreInputs, *, sentence_level: bool = 
     """Every system of ``inputs`` with one metric; with ``bootstrap``, each tested against the first."""
     refs = inputs.references_for(metric)
     ref_path = inputs.sources.get("ref") or inputs.sources.get("testset")
-    stats = [system_stats(metric, s, refs, k, ref_path) for k, s in enumerate(inputs.systems)]
+    sources = [it.source for it in inputs.testset] if inputs.testset is not None else None
+    stats = [system_stats(metric, s, refs, k, ref_path, sources) for k, s in enumerate(inputs.systems)]
     scores = [metric.corpus_score_from_stats(s, sentence_level=sentence_level) for s in stats]
     results = None
     if bootstrap is not None:

@@ -161,8 +161,10 @@ class TestConfig:
     build: TestBuildConfig | None = setting(None, help="build an MWE test from `source` and `reference` (or "
                                                        "`split-test`) inside the run (`tests.NAME.build.*` keys)")
     mwe_compositionality: str | None = setting(None, path="file", help="mwe<TAB>score compositionality of the "
-                                                                       "test set's source MWEs: the comparison "
-                                                                       "report's tertile buckets")
+                                                                       "test set's source MWEs (e.g. `ted-en.tsv` of "
+                                                                       "scripts/compositionality_report.py): the "
+                                                                       "comparison report's tertile buckets, and the "
+                                                                       "MWE score per tertile in results.md")
     role: str = setting("general", choices=ROLES, help="general or MWE-focused test (the results table's "
                                                        "grouping)")
     metrics: tuple[str, ...] = setting(("bleu", "chrf"), choices=metric_names, help="metrics to compute")

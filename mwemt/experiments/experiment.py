@@ -210,7 +210,8 @@ class Pipeline:
 
     def score_inputs(self, test: str, systems: list[str], tests: dict[str, CacheEntry],
                      hyps: dict[str, dict[str, Path]]) -> dict[str, Path]:
-        """What scoring one test set reads: every hypothesis, the references, the MWE test set, TESLA's data."""
+        """What scoring one test set reads: every hypothesis, the references, the MWE test set, TESLA's data,
+        the compositionality of the test set's MWEs (the MWE score by tertile)."""
         cfg, t = self.cfg, self.cfg.tests[test]
         inputs = {f"hyp.{s}": hyps[test][s] for s in systems}
         inputs["reference"] = tests[test].output("reference")
@@ -218,6 +219,8 @@ class Pipeline:
             inputs["testset"] = tests[test].output("testset")
         if t.compositionality:
             inputs["compositionality"] = t.compositionality
+        if t.mwe_compositionality and "mwe" in t.metrics:   # the MWE score per compositionality tertile
+            inputs["mwe_compositionality"] = t.mwe_compositionality
         if cfg.data.target_lexicon and {"tesla-comp", "tesla-01"} & set(t.metrics):
             inputs["target_lexicon"] = cfg.data.target_lexicon
         return inputs

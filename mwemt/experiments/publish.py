@@ -9,6 +9,7 @@ exactly what a reader needs to recompute the table without training anything:
     DIR/refs/TEST.txt                                      the references the run scored against
     DIR/refs/TEST.jsonl                                    the MWE test set (MWE tests only)
     DIR/refs/TEST.README.md                                a built MWE test's report
+    DIR/refs/TEST.mwe-compositionality.tsv                 the MWE compositionality of its tertile breakdown
     DIR/report/TEST/                                       comparison reports, when the run wrote them
     DIR/rescore.sh                                         one `mwemt score` per test set
     DIR/publish.json                                       those commands as argument lists, the file hashes
@@ -91,6 +92,8 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
             copy(t.inputs["testset"], f"refs/{test}.jsonl")
         if "compositionality" in t.inputs:
             copy(t.inputs["compositionality"], f"refs/{test}.compositionality.tsv")
+        if "mwe_compositionality" in t.inputs:   # the source MWEs' compositionality of the tertile breakdown
+            copy(t.inputs["mwe_compositionality"], f"refs/{test}.mwe-compositionality.tsv")
         if t.testdata_dir is not None and (t.testdata_dir / "README.md").is_file():
             copy(t.testdata_dir / "README.md", f"refs/{test}.README.md")
         commands[test] = score_command(test, t.section, t.inputs, out)

@@ -4,7 +4,8 @@ Input is one `score_run_dict` (mwemt.evaluate.report) per test set, all scored w
 systems in the same order, baseline first. The markdown table has one row per system and one column
 per (test set, metric); a cell is ``score ±95% CI half-width`` from the paired bootstrap with ``*``
 when the system differs from the baseline at p < 0.05. Under the table a short "findings" list
-compares every system with the baseline on the MWE-focused columns, stated as measured.
+compares every system with the baseline on the MWE-focused columns, stated as measured; test sets
+scored with a ``mwe_compositionality`` table add the MWE score per compositionality tertile.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mwemt.evaluate.breakdown import format_breakdown
 from mwemt.fileio import atomic_write, write_text
 from mwemt.provenance import write_json
 
@@ -53,8 +55,11 @@ def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta:
             for s in systems:
                 scores[s][f"{t.name}/{key}"] = m["systems"][s]
     bootstrap = next((t.run.get("paired_bootstrap") for t in tests if t.run.get("paired_bootstrap")), None)
+    breakdowns = {t.name: t.run["compositionality_breakdown"] for t in tests
+                  if t.run.get("compositionality_breakdown")}
     return {"name": name, "baseline": baseline, "systems": systems, "columns": columns, "scores": scores,
-            "paired_bootstrap": bootstrap, "reports": dict(reports or {}), "meta": meta or {}}
+            "paired_bootstrap": bootstrap, "compositionality_breakdown": breakdowns, "reports": dict(reports or {}),
+            "meta": meta or {}}
 
 
 def _cell(row: dict, width: int = 1) -> str:
@@ -108,6 +113,11 @@ def format_markdown(results: dict, width: int = 1) -> str:
     f = findings(results)
     if f:
         lines += ["## MWE-aware systems against the baseline (MWE score, BLEU on MWE test sets)", "", *f, ""]
+    breakdowns = results.get("compositionality_breakdown") or {}
+    if breakdowns:
+        lines += ["## MWE score by predicted compositionality (tertiles)", ""]
+        for test, b in breakdowns.items():
+            lines += format_breakdown(test, b, results["baseline"], width)
     reports = results.get("reports") or {}
     if reports:
         lines += ["## Comparison reports (open in a browser)", "",

@@ -556,11 +556,25 @@ def score_stage(ctx) -> dict:
                                lexicon_format=c.target_lexicon_format,
                                compositionality=ctx.inputs.get("compositionality"), lang=c.lang)
     options = MetricOptions(lang=c.lang, lowercase=c.lowercase, mwe_average=c.mwe_average)
-    run = score_systems(inputs, list(c.metrics), options,
-                        bootstrap=BootstrapSettings(c.bootstrap, c.bootstrap_seed))
-    write_json(ctx.out / "scores.json", score_run_dict(run))
+    bootstrap = BootstrapSettings(c.bootstrap, c.bootstrap_seed)
+    run = score_systems(inputs, list(c.metrics), options, bootstrap=bootstrap)
+    scores = score_run_dict(run)
+    if ctx.inputs.get("mwe_compositionality") is not None and "mwe" in c.metrics and inputs.testset is not None:
+        scores["compositionality_breakdown"] = _breakdown(run, inputs, ctx.inputs["mwe_compositionality"], bootstrap)
+    write_json(ctx.out / "scores.json", scores)
     write_text(ctx.out / "scores.txt", format_score_table(run))
     return {"scores": "scores.json", "table": "scores.txt"}
+
+
+def _breakdown(run, inputs, path, bootstrap) -> dict:
+    """The MWE score by tertiles of the source MWEs' predicted compositionality (`mwemt.evaluate.breakdown`)."""
+    from mwemt.evaluate.breakdown import compositionality_breakdown
+    from mwemt.evaluate.tesla import CompositionalityTable
+
+    mwe = next(r for r in run.metrics if r.key == "mwe")
+    table = CompositionalityTable.from_file(path)
+    return compositionality_breakdown(mwe.metric, mwe.stats, run.systems, inputs.mwes, table.values,
+                                      source=table.source, bootstrap=bootstrap)
 
 
 # ---------------------------------------------------------------- the comparison report

@@ -13,7 +13,14 @@ from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer
 
 @cache
 def _tokenizer(lang: str) -> MosesTokenizer:
-    return MosesTokenizer(lang=lang)
+    tok = MosesTokenizer(lang=lang)
+    # sacremoses rebuilds a set of every lowercase (alphabetic) Unicode character on each call of these
+    # two checks (once per token ending in "."): a third of the tokenizing time on Wikipedia text. Same
+    # answers from sets built once.
+    lower, alpha = frozenset(tok.IsLower), frozenset(tok.IsAlpha)
+    tok.islower = lambda text: lower.issuperset(text)
+    tok.isanyalpha = lambda text: not alpha.isdisjoint(text)
+    return tok
 
 
 @cache

@@ -76,11 +76,13 @@ def default_metrics(inputs: CompareInputs) -> list[str]:
 
 
 def hit_definition(threshold: float) -> str:
-    every = " (every word of the MWE's reference translation occurs in the hypothesis, case-insensitive)" \
-        if threshold >= 1.0 else ""
+    every = (" (every word of the MWE's reference translation occurs, case-insensitive, among the hypothesis words "
+             "it is compared with)") if threshold >= 1.0 else ""
     return (f"an MWE occurrence is a hit when its MWE score is at least {threshold:g}{every}; the MWE score "
-            "(Zaninello & Birch 2020) is 1 minus the mean, over the words of the MWE's reference translation, of "
-            "the character edit distance to the closest hypothesis word, capped by and divided by the word's length")
+            "(after Zaninello & Birch 2020) is 1 minus the mean, over the words of the MWE's reference translation, "
+            "of the character edit distance to the closest hypothesis word, capped by and divided by the word's "
+            "length; by default only the hypothesis words aligned to the MWE's source words and their neighbors "
+            "count, an inexact match costs at least 0.75 and words out of order cost (the MWE signature says which)")
 
 
 def _num(x) -> float | None:
