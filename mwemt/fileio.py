@@ -63,6 +63,15 @@ def note_input(path: str | Path) -> None:
         _READ[(st.st_dev, st.st_ino)] = (str(path), st.st_ctime_ns)
 
 
+def release_inputs(*paths: str | Path) -> None:
+    """Allow replacing files this process read, on purpose: a cache rebuilding its own stale files
+    (they were read as cache, not as the user's inputs)."""
+    for path in paths:
+        st = _regular_file_id(path)
+        if st is not None:
+            _READ.pop((st.st_dev, st.st_ino), None)
+
+
 def refuse_replacing_input(path: str | Path) -> None:
     """Raise `MwemtError` if ``path`` is (or links to) a file this process has read as an input."""
     st = _regular_file_id(path)

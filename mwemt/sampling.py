@@ -23,6 +23,23 @@ def sample_indices(n: int, k: int, seed: int) -> list[int]:
     return sorted(random.Random(seed).sample(range(n), k))
 
 
+def nested_sample_indices(n: int, k: int, seed: int) -> list[int]:
+    """``k`` of the indices ``0..n-1``, in increasing order: the first ``k`` of one seeded permutation.
+
+    Samples of different sizes with the same seed are nested (the 25,000 pairs of a small run are
+    among the 100,000 of a larger one), which a data-size ladder needs: each step adds data to the
+    last, and a test kept apart from the largest training set is apart from every smaller one.
+    ``k >= n`` gives every index.
+    """
+    if k < 0 or n < 0:
+        raise ValueError(f"cannot sample {k} of {n} items")
+    if k >= n:
+        return list(range(n))
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    return sorted(order[:k])
+
+
 def sample_stream(items: Iterable, k: int, seed: int) -> tuple[list, int]:
     """A seeded uniform sample of ``k`` items of a stream of unknown length, in stream order.
 

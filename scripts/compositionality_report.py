@@ -56,7 +56,7 @@ from mwemt.compositionality.vectors import (
 )
 from mwemt.errors import MwemtError
 from mwemt.evaluate.base import format_signature
-from mwemt.fileio import sha256_file, write_lines, write_text
+from mwemt.fileio import forget_inputs, sha256_file, write_lines, write_text
 from mwemt.formats import normalise_mwe, read_lexicon_entries, write_compositionality
 from mwemt.provenance import manifest, write_json
 from mwemt.records import LexiconEntry
@@ -183,6 +183,7 @@ def in_corpus(store, entries) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    forget_inputs()  # one report = one command: what an earlier call in this process read is not an input
     t_start = time.perf_counter()
     shared, out, cache = Path(args.shared), Path(args.out), Path(args.cache)
     if not shared.is_dir():

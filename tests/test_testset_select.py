@@ -233,7 +233,9 @@ def test_run_builds_a_capped_training_disjoint_test(tmp_path):
     assert max(names.count(n) for n in set(names)) <= 2
     train_keys = {near_duplicate_key(s) for s in train}
     assert not any(near_duplicate_key(it.meta["raw_source"]) in train_keys for it in items)
-    assert read_lines(test.output("source")) == [it.source for it in items]
+    # systems translate, and BLEU compares with, the pairs as given, not the items' Moses tokens
+    assert read_lines(test.output("source")) == [it.meta["raw_source"] for it in items]
+    assert read_lines(test.output("reference")) == [it.meta["raw_reference"] for it in items]
 
 
 def test_mwe_score_on_each_part():

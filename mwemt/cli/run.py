@@ -28,6 +28,7 @@ examples:
   mwemt run configs/demo.yaml --set train.max_epoch=5 --run-dir runs/demo-quick
   mwemt run configs/paper-small.yaml --jobs 1                # one stage at a time
   mwemt run configs/paper-small.yaml --dry-run              # show the resolved config and exit
+  mwemt run configs/cpu-science.yaml --publish results/cpu-science   # + hyps, refs, rescore.sh for git
   mwemt run configs/demo.yaml --set report.tests=[mwe] --set report.examples=4   # one report, fewer examples
 
 systems (config 'systems:'), after Zaninello & Birch (2020):
@@ -46,6 +47,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--systems", help="comma-separated subset of the config's systems (the baseline is always run)")
     add_jobs_argument(p)
     p.add_argument("--no-plot", action="store_true", help="do not draw results.png")
+    p.add_argument("--publish", metavar="DIR",
+                   help="also copy the results, every system's translations (hyps/SYSTEM.TEST.txt), the references "
+                        "and MWE test sets (refs/) and rescore.sh (the `mwemt score` commands that reproduce "
+                        "results.json from them) into DIR, e.g. results/NAME")
     p.add_argument("--dry-run", action="store_true",
                    help="check the config, print it resolved (every default, every system's sections) as JSON "
                         "and exit")
@@ -82,7 +87,7 @@ def run_config(args: argparse.Namespace, config_path: str, default_run_dir: str 
     run_dir = Path(args.run_dir or default_run_dir or Path("runs") / cfg.name)
     print(f"mwemt run: {cfg.name} -> {run_dir} ({args.jobs} job{'s' if args.jobs > 1 else ''})", file=sys.stderr)
     results = run_experiment(cfg, run_dir, systems=systems, progress=not args.quiet, plot=not args.no_plot,
-                             jobs=args.jobs)
+                             publish=getattr(args, "publish", None), jobs=args.jobs)
     print(format_markdown(results))
     print(f"results: {run_dir / 'results.md'} (.json .csv .png); manifest: {run_dir / 'manifest.json'}",
           file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from mwemt.nmt.config import DEVICES
-from mwemt.nmt.translate import DECODE_PRECISIONS, INPUT_FORMATS
+from mwemt.nmt.translate import DECODE_PRECISIONS, INPUT_FORMATS, SOURCE_MWES
 
 EPILOG = """\
 examples:
@@ -15,6 +15,8 @@ examples:
   mwemt translate --model runs/nmt-tiny/model -i test.en -o test.hyp.it --precision bf16
   # back-translation style sampling, reproducible
   mwemt translate --model runs/it-en/model -i mono.it -o synth.en --sampling --topk 10 --seed 1
+  # ablation: the IOB model told that no source word is part of an MWE (every tag O)
+  mwemt translate --model runs/tatoeba-iob-tiny/model -i test.en -o test.no-mwes.it --source-mwes none
 
 The source is tokenized, lemmatized and MWE-annotated exactly as the training data was (the
 model directory's preprocess.json and lexicon copy), segmented with its sentencepiece model,
@@ -37,6 +39,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="random seed (for --sampling)")
     p.add_argument("--input-format", choices=INPUT_FORMATS, default="raw",
                    help="raw text (default), Moses-tokenized text, or lines from `mwemt annotate`")
+    p.add_argument("--source-mwes", choices=SOURCE_MWES, default="identified",
+                   help="what the model is told about the source's MWEs: what the lexicon identifies (default), "
+                        "or none (IOB: every tag O and every lemma factor the word's lemma; wws: nothing joined)")
     p.add_argument("--lexicon", default=None, help="the MWE lexicon, if the model directory lacks its copy")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads; 0 = one per core (default: %(default)s, fastest on a shared machine)")
@@ -59,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     lines = read_lines(args.input)
     hyps = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, sampling=args.sampling,
                                 topk=args.topk, seed=args.seed, input_format=args.input_format,
+                                source_mwes=args.source_mwes,
                                 progress=not args.quiet and args.output != "-",
                                 source="<stdin>" if args.input == "-" else args.input)
     write_lines(args.output, hyps)

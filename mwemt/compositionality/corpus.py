@@ -28,7 +28,7 @@ from itertools import islice
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.fileio import atomic_write, iter_lines, sha256_file, write_lines
+from mwemt.fileio import atomic_write, iter_lines, release_inputs, sha256_file, write_lines
 from mwemt.preprocess.annotate import AnnotationReport, Annotator, encode_sentence
 from mwemt.preprocess.encode import JOIN, escape, escape_lemma
 from mwemt.records import AnnotatedSentence
@@ -272,15 +272,18 @@ def stage_key(**parts) -> str:
 
 
 def read_stage(directory: Path, name: str, key: str, outputs: Sequence[str]) -> dict | None:
-    """The record of a finished stage with this key whose outputs all exist, else None."""
+    """The record of a finished stage with this key whose outputs all exist, else None. On None the
+    stage will be rebuilt: its old outputs, which this process may have read as an earlier stage's
+    cache, may be replaced (`release_inputs`)."""
     path = Path(directory) / name
-    if not path.is_file():
-        return None
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return None
-    if rec.get("key") != key or not all((Path(directory) / o).is_file() for o in outputs):
+    rec = None
+    if path.is_file():
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            rec = None
+    if rec is None or rec.get("key") != key or not all((Path(directory) / o).is_file() for o in outputs):
+        release_inputs(*(Path(directory) / o for o in outputs))
         return None
     return rec
 

@@ -31,8 +31,8 @@ class _MwePartScore(MweScore):
         return super().sentence_stats(hyps, only, *args, **kwargs)
 
     def signature(self, stats: SentenceStats | None = None) -> Signature:
-        base = super().signature(stats)
-        return replace(base, name=f"{base.name}-{self.part}", settings=(*base.settings, ("part", self.part)))
+        base = super().signature(stats)   # named after the metric (self.name): MWE-idiomatic, MWE-literal
+        return replace(base, settings=(*base.settings, ("part", self.part)))
 
 
 @register_metric("mwe-idiomatic")
@@ -40,6 +40,7 @@ class MweIdiomaticScore(_MwePartScore):
     """The MWE score on the test's idiomatic part."""
 
     key = "mwe-idiomatic"
+    name = "MWE-idiomatic"      # the table label, so that the parts are not three columns called MWE
     part = "idiomatic"
 
 
@@ -48,4 +49,5 @@ class MweLiteralScore(_MwePartScore):
     """The MWE score on the test's literal-looking part."""
 
     key = "mwe-literal"
+    name = "MWE-literal"
     part = "literal"

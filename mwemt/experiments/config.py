@@ -33,6 +33,7 @@ from mwemt.evaluate.mwe_score import AVERAGES
 from mwemt.evaluate.registry import metric_names
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 from mwemt.nmt.config import ModelConfig, PrepareConfig, TrainConfig, consistency_problems, with_preset
+from mwemt.nmt.translate import SOURCE_MWES
 from mwemt.preprocess.annotate import ENCODINGS, FACTOR_NAMES, PreprocessConfig
 from mwemt.preprocess.lemmatize import BACKENDS
 from mwemt.preprocess.subword import SubwordConfig
@@ -68,7 +69,8 @@ class SplitConfig:
     tsv: str = setting(path="file", help="source<TAB>target file, one pair per line")
     valid_size: int = setting(1000, minimum=0, help="at least this many validation pairs (whole source groups)")
     test_size: int = setting(0, minimum=0, help="at least this many pairs held out as a test split")
-    train_size: int = setting(0, minimum=0, help="a seeded sample of this many training pairs (0 = all)")
+    train_size: int = setting(0, minimum=0, help="a seeded sample of this many training pairs (0 = all); samples "
+                                                 "of different sizes are nested")
     valid_max: int = setting(0, minimum=0, help="validate on the first N validation pairs only (0 = all)")
     rest_max: int = setting(0, minimum=0, help="keep at most N (seeded) of the pairs train_size left out, "
                                                "the text of `data.monolingual: split-rest` (0 = all)")
@@ -87,7 +89,7 @@ class DataConfig:
                                                  "(0 = all)")
     valid_max: int = setting(0, minimum=0, help="with `valid`: validate on the first N pairs only (0 = all)")
     lexicon: str | None = setting(None, path="exists", help="source-language MWE lexicon; needed by systems "
-                                                          "with `encoding` wws or iob")
+                                                          "with an `encoding` other than none")
     lexicon_format: str = setting("auto", choices=LEXICON_FORMATS, help="format of `lexicon` (auto: .cupt by "
                                                                         "extension, oewn/wn-aligned by header)")
     lexicon_side: str = setting("source", choices=LEXICON_SIDES, help="the column of a wn-aligned lexicon "
@@ -167,6 +169,8 @@ class TestConfig:
                                                        "grouping)")
     metrics: tuple[str, ...] = setting(("bleu", "chrf"), choices=metric_names, help="metrics to compute")
     max_items: int = setting(0, minimum=0, help="use only the first N sentences (0 = all)")
+    sample: int = setting(0, minimum=0, help="use a seeded sample of N sentences, kept in their order (0 = all; "
+                                             "for files sorted by length, such as Tatoeba's)")
     annotator: str = setting("FINAL", help="with `from_ted`: the annotator column to read")
     all_sentences: bool = setting(False, help="with `from_ted`: score every TED sentence, not only the "
                                               "annotated ones")
@@ -180,6 +184,8 @@ class TestConfig:
         if not (self.testset or self.from_ted or from_split or (self.source and self.reference)):
             raise node.error(None, "needs `source` and `reference`, `source: split-test`, `testset` (JSONL) or "
                                    "`from_ted`")
+        if self.sample and self.max_items:
+            raise node.error("sample", "choose `sample` (a seeded sample) or `max_items` (the first N), not both")
         if self.build is not None and (self.testset or self.from_ted):
             raise node.error("build", "builds a test set from `source` and `reference`: remove `testset`/`from_ted`")
         if any(m.startswith("mwe") for m in self.metrics) and not (self.testset or self.from_ted or self.build):
@@ -233,6 +239,10 @@ class TranslateConfig:
     batch_size: int = setting(64, minimum=1, help="sentences per batch")
     threads: int = setting(1, minimum=0, help="torch CPU threads (0 = the job's share of the cores, see "
                                               "`mwemt run --jobs`); speed only, not part of the cache key")
+    source_mwes: str = setting("identified", choices=SOURCE_MWES,
+                               help="what the model is told about the source's MWEs: what the lexicon identifies, "
+                                    "or none (an ablation: IOB tags all O and lemma factors the words' lemmas; "
+                                    "wws joins nothing)")
 
 
 @dataclass(frozen=True)
@@ -318,7 +328,9 @@ class SystemConfig:
     data augmented, and the sections it trains with (the top-level ones with this entry's keys on top)."""
 
     encoding: str = setting("none", choices=ENCODINGS, help="none (plain text), wws (contiguous MWEs joined "
-                                                            "into one token) or iob (surface|lemma|tag factors)")
+                                                            "into one token), iob (surface|lemma|tag factors) or "
+                                                            "iob-constant (surface|-|O: iob's architecture, no MWE "
+                                                            "information; an ablation)")
     augment: str = setting("none", choices=AUGMENTS, help="none, + MWE dictionary pairs, or + back-translated "
                                                           "MWE sentences")
     augment_options: DictionaryOptions | BacktranslationOptions | None = setting(
@@ -330,9 +342,20 @@ class SystemConfig:
     model: ModelConfig = setting(default_factory=ModelConfig, inherit="model")
     train: TrainConfig = setting(default_factory=TrainConfig, inherit="train")
     translate: TranslateConfig = setting(default_factory=TranslateConfig, inherit="translate")
+    model_of: str | None = setting(None, help="a decoding variant: translate with this other system's trained "
+                                              "model (nothing is trained) and this entry's `translate` keys, e.g. "
+                                              "iob-no-mwes: {model_of: iob, translate: {source_mwes: none}}")
 
     def resolve(self, node: Node, ctx: Context) -> SystemConfig:
+        if self.model_of is not None:
+            extra = sorted(set(node) - VARIANT_KEYS)
+            if extra:
+                raise node.error(extra[0], f"a `model_of` variant reuses {self.model_of}'s model: only "
+                                           f"{' and '.join(sorted(VARIANT_KEYS))} may be set")
         return _nmt_resolve(self, node, ctx, self.encoding)
+
+
+VARIANT_KEYS = frozenset({"model_of", "translate"})
 
 
 @dataclass(frozen=True)
@@ -396,6 +419,12 @@ class ExperimentConfig:
             raise node.error("tgt_lang", "src_lang and tgt_lang must differ")
         data = node.get("data") if isinstance(node.get("data"), Node) else node
         for name, s in self.systems.items():
+            if s.model_of is not None:
+                entry = systems.get(name)
+                if s.model_of not in self.systems or self.systems[s.model_of].model_of is not None:
+                    trained = [k for k, v in self.systems.items() if v.model_of is None]
+                    raise entry.error("model_of", f"{s.model_of!r} is not a trained system of this config",
+                                      expected=", ".join(trained))
             if s.encoding != "none" and not self.data.lexicon:
                 raise systems.error(name, f"encoding {s.encoding} needs data.lexicon (the source-language MWEs)")
             if s.augment == "dictionary" and not self.data.dictionary:
@@ -433,6 +462,10 @@ class ExperimentConfig:
     def lowercase_test(self, test: str) -> bool:
         t = self.tests[test]
         return self.lowercase if t.lowercase is None else t.lowercase
+
+    def trained_system(self, system: str) -> str:
+        """The system whose trained model ``system`` translates with (itself, unless a `model_of` variant)."""
+        return self.systems[system].model_of or system
 
     def model_sections(self, system: str) -> SystemConfig | ReverseConfig:
         """The sections a system's model trains with (``reverse``: the back-translation model's)."""

@@ -31,6 +31,7 @@ from mwemt.errors import MwemtError
 from mwemt.experiments import stages as S
 from mwemt.experiments.cache import CacheEntry
 from mwemt.experiments.config import REVERSE, SPLIT_REST, SPLIT_TEST, ExperimentConfig, require_tests
+from mwemt.experiments.publish import PublishedTest, publish_run
 from mwemt.experiments.results import SetScores, build_results, write_results
 from mwemt.experiments.runner import Runner
 from mwemt.nmt.train import FairseqJob
@@ -51,6 +52,7 @@ class Pipeline:
         self._reverse: CacheEntry | None = None
         self._corpus_lock = threading.Lock()    # systems run in threads (`Runner.parallel`)
         self._reverse_lock = threading.Lock()
+        self.scored: dict[str, PublishedTest] = {}   # what each test set was scored with (for publishing)
 
     # ---- shared data
     def corpus(self) -> CacheEntry:
@@ -102,7 +104,8 @@ class Pipeline:
                                                build.lexicon_side, lexicon))
                 if b.compositionality:
                     inputs["compositionality"] = b.compositionality
-            section = S.TestDataSection(cfg.lowercase, t.max_items, t.annotator, t.all_sentences, build)
+            section = S.TestDataSection(cfg.lowercase, t.max_items, t.annotator, t.all_sentences, build,
+                                        sample=t.sample, seed=cfg.seed if t.sample else 1)
             out[name] = self.runner.stage("testdata", name, S.testdata_stage, config=section, inputs=inputs)
         return out
 
@@ -146,7 +149,8 @@ class Pipeline:
                 "valid_tgt": corpus.output("valid_tgt")}
 
     def system_model(self, system: str) -> CacheEntry:
-        """The trained model of one system (its train stage)."""
+        """The trained model of one system (its train stage; a `model_of` variant's is the other system's)."""
+        system = self.cfg.trained_system(system)
         return self.model(system, self.system_files(system))
 
     def model(self, system: str, files: dict[str, Path]) -> CacheEntry:
@@ -185,7 +189,7 @@ class Pipeline:
     def translations(self, system: str, model: CacheEntry, tests: dict[str, CacheEntry]) -> dict[str, Path]:
         """Every test source translated by the system's model: test name -> hypothesis file."""
         t = self.cfg.systems[system].translate
-        section = S.TranslateSection(self.cfg.tgt_lang, t.beam, t.batch_size)
+        section = S.TranslateSection(self.cfg.tgt_lang, t.beam, t.batch_size, t.source_mwes)
 
         def translate(name: str, test: CacheEntry) -> Path:
             hyp = self.runner.stage("translate", f"{system}.{name}", S.translate_stage, config=section,
@@ -202,8 +206,10 @@ class Pipeline:
                hyps: dict[str, dict[str, Path]]) -> list[SetScores]:
         """Every test set scored for all systems, the baseline first."""
         def score(name: str, t) -> SetScores:
-            entry = self.runner.stage("score", name, S.score_stage, config=self.score_section(name, systems),
-                                      inputs=self.score_inputs(name, systems, tests, hyps))
+            section, inputs = self.score_section(name, systems), self.score_inputs(name, systems, tests, hyps)
+            entry = self.runner.stage("score", name, S.score_stage, config=section, inputs=inputs)
+            self.scored[name] = PublishedTest(section, {k: Path(v) for k, v in inputs.items()},
+                                              tests[name].directory)
             return SetScores(name, t.role, json.loads(entry.output("scores").read_text(encoding="utf-8")))
 
         return self.runner.parallel([lambda n=n, t=t: score(n, t) for n, t in self.cfg.tests.items()])
@@ -272,10 +278,11 @@ def count_stages(cfg: ExperimentConfig, systems: list[str], *, with_tests: bool 
     """How many stages a run of ``systems`` visits (for the [k/N] progress labels)."""
     n_tests = len(cfg.tests) if with_tests else 0
     n = 1 + n_tests                                                     # corpus, test data
-    if any(cfg.systems[s].augment == "backtranslation" for s in systems):
+    if any(cfg.systems[cfg.trained_system(s)].augment == "backtranslation" for s in systems):
         n += 4                                                          # the reverse model
     for s in systems:
-        n += 4 + (cfg.systems[s].augment != "none") + n_tests           # model, augment, translations
+        augment = cfg.systems[cfg.trained_system(s)].augment
+        n += 4 + (augment != "none") + n_tests                          # model, augment, translations
     return n + n_tests + (len(cfg.report.applies_to(cfg.tests)) if with_tests else 0)   # scores, reports
 
 
@@ -289,11 +296,13 @@ def check_devices(cfg: ExperimentConfig, systems: list[str]) -> None:
 
 
 def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[str] | None = None,
-                   progress: bool = True, log: TextIO | None = None, plot: bool = True, jobs: int = 1) -> dict:
+                   progress: bool = True, log: TextIO | None = None, plot: bool = True,
+                   publish: str | Path | None = None, jobs: int = 1) -> dict:
     """Run (or resume) the whole grid; returns the results dictionary (also written to RUN/results.*).
 
-    ``jobs``: how many stages run at once (independent systems and test sets); the results do not
-    depend on it.
+    ``publish``: a directory that gets the results with every hypothesis and reference and the
+    commands that rescore them (`mwemt.experiments.publish`). ``jobs``: how many stages run at once
+    (independent systems and test sets); the results do not depend on it.
     """
     require_tests(cfg)
     names = ordered_systems(cfg, systems)
@@ -314,6 +323,9 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
         results = build_results(scores, name=cfg.name, baseline=names[0], meta=_run_meta(cfg, run_dir, runner, t0),
                                 reports={t: str(p.relative_to(runner.run_dir)) for t, p in reports.items()})
         runner.extra["results"] = {k: str(v) for k, v in write_results(run_dir, results, plot=plot).items()}
+        if publish is not None:
+            publish_run(runner.run_dir, publish, {t: pipe.scored[t] for t in cfg.tests})   # config order
+            runner.extra["published"] = str(publish)
     return results
 
 
@@ -346,6 +358,7 @@ def prepare_system(cfg: ExperimentConfig, system: str, workdir: str | Path, *, p
     with Runner(Path(workdir), config=to_plain(cfg), seed=cfg.seed, progress=progress,
                 log=log if log is not None else sys.stderr) as runner:
         pipe = Pipeline(runner, cfg)
+        system = cfg.trained_system(system)
         section, inputs = pipe.model_data(system, pipe.system_files(system))
         directory = runner.directory_for("train", system, inputs=inputs, config=section)
     return section.job, Path(inputs["data"]), directory / "model"

@@ -183,9 +183,17 @@ def plot_results(results: dict, path: str | Path) -> None:
         ax.grid(axis="y", alpha=0.3)
     for k in range(n, nrows * ncols):
         axes[k // ncols][k % ncols].axis("off")
-    fig.suptitle(f"{results['name']}: scores per system (0-100, 95% CI; * p<{ALPHA} vs {results['baseline']})",
-                 fontsize=10)
+    save_figure(fig, path, f"{results['name']}: scores per system (0-100, 95% CI; * p<{ALPHA} vs "
+                           f"{results['baseline']})")
+
+
+def save_figure(fig, path: str | Path, title: str) -> None:
+    """Title, lay out and write a matplotlib figure as PNG, atomically; the figure is closed."""
+    import matplotlib.pyplot as plt
+
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path, "wb") as fh:
         fig.savefig(fh, format="png", dpi=110)
     plt.close(fig)

@@ -22,7 +22,7 @@ from mwemt.nmt.train import FairseqJob
 from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig, PreprocessConfig
 from mwemt.preprocess.subword import SubwordConfig
 from mwemt.provenance import write_json
-from mwemt.sampling import sample_indices
+from mwemt.sampling import nested_sample_indices, sample_indices
 from mwemt.schema import to_plain
 
 # ---------------------------------------------------------------- data
@@ -64,7 +64,7 @@ def corpus_stage(ctx) -> dict:
     n_all = len(train)
     rest: list[tuple[str, str]] = []
     if c.train_size and c.train_size < len(train):
-        keep = set(sample_indices(len(train), c.train_size, c.seed))
+        keep = set(nested_sample_indices(len(train), c.train_size, c.seed))   # nested across sizes
         rest = [p for i, p in enumerate(train) if i not in keep]
         train = [p for i, p in enumerate(train) if i in keep]
         if c.rest_max and c.rest_max < len(rest):
@@ -117,6 +117,8 @@ class TestDataSection:
     annotator: str = "FINAL"
     all_sentences: bool = False
     build: TestBuildSection | None = None
+    sample: int = 0          # a seeded sample of this many sentences (0 = all)
+    seed: int = 1
 
 
 def build_testset_stage(ctx, c: TestBuildSection, lowercase: bool):
@@ -184,8 +186,11 @@ def testdata_stage(ctx) -> dict:
     if items is not None:
         if c.max_items:
             items = items[:c.max_items]
-        sources = [it.source for it in items]
-        references = [it.reference for it in items]
+        items = _sampled(items, c)
+        # the text as given where the test set kept it (a built test: its items are Moses tokens), so that
+        # systems translate raw text and BLEU/chrF compare detokenized output with raw references
+        sources = [it.meta.get("raw_source") or it.source for it in items]
+        references = [it.meta.get("raw_reference") or it.reference for it in items]
         write_testset(ctx.out / "testset.jsonl", items)
     else:
         sources = read_lines(ctx.inputs["source"])
@@ -194,6 +199,7 @@ def testdata_stage(ctx) -> dict:
             raise MwemtError(f"test {ctx.system}: {len(sources)} source lines but {len(references)} references")
         if c.max_items:
             sources, references = sources[:c.max_items], references[:c.max_items]
+        sources, references = _sampled(sources, c), _sampled(references, c)
     if c.lowercase:
         sources = [s.lower() for s in sources]
     write_lines(ctx.out / "source.txt", sources)
@@ -202,6 +208,14 @@ def testdata_stage(ctx) -> dict:
     if items is not None:
         out["testset"] = "testset.jsonl"
     return out
+
+
+def _sampled(items: list, c: TestDataSection) -> list:
+    """A seeded sample of ``c.sample`` items in their original order (all of them when 0 or fewer)."""
+    if not c.sample or c.sample >= len(items):
+        return items
+    keep = sorted(sample_indices(len(items), c.sample, c.seed))
+    return [items[i] for i in keep]
 
 
 # ---------------------------------------------------------------- augmentation
@@ -493,6 +507,7 @@ class TranslateSection:
     tgt_lang: str
     beam: int
     batch_size: int
+    source_mwes: str = "identified"
 
 
 def translate_stage(ctx) -> dict:
@@ -503,8 +518,8 @@ def translate_stage(ctx) -> dict:
     c: TranslateSection = ctx.config
     lines = read_lines(ctx.inputs["source"])
     translator = Translator.load(ctx.inputs["model"], threads=ctx.params.get("threads") or ctx.threads)
-    hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, progress=ctx.progress,
-                                source=str(ctx.inputs["source"]))
+    hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, source_mwes=c.source_mwes,
+                                progress=ctx.progress, source=str(ctx.inputs["source"]))
     write_lines(ctx.out / "hyp.txt", [" ".join(h.split()) for h in hyps])
     return {"hyp": "hyp.txt"}
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from argparse import Namespace
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
@@ -25,6 +25,9 @@ from mwemt.preprocess.tokenize import detokenize
 log = logging.getLogger(__name__)
 
 INPUT_FORMATS = ("raw", "tokenized", "annotated")
+# What the encoder is told about the source's MWEs: what the lexicon identifies (as in training), or
+# nothing (an ablation: every IOB tag O and every lemma factor the word's own lemma; no wws join).
+SOURCE_MWES = ("identified", "none")
 # fp32 | bf16 (autocast; CPUs with avx512_bf16/amx_bf16) | int8 (dynamic quantization of the linear
 # layers); bench/decode_speed.py measures their speed and BLEU against fp32
 DECODE_PRECISIONS = ("fp32", "bf16", "int8")
@@ -127,11 +130,15 @@ class Translator:
         return cls(model_dir, pre, task, model, ckpt, annotator, src_sp, tgt_sp)
 
     # ------------------------------------------------------------ source side
-    def encode(self, line: str, input_format: str = "raw") -> Encoded:
-        """One input line -> piece-major factor rows, with the model's own preprocessing."""
+    def encode(self, line: str, input_format: str = "raw", source_mwes: str = "identified") -> Encoded:
+        """One input line -> piece-major factor rows, with the model's own preprocessing.
+
+        ``source_mwes="none"`` encodes the line as if the lexicon had found no MWE in it (the
+        ablation that shows whether a model uses its MWE factors)."""
         from mwemt.preprocess.annotate import encode_sentence
         from mwemt.preprocess.encode import check_iob
 
+        check_source_mwes(source_mwes, input_format)
         if input_format not in INPUT_FORMATS:
             raise MwemtError(f"input format {input_format!r}: choose one of {', '.join(INPUT_FORMATS)}")
         if not line.strip():
@@ -141,6 +148,8 @@ class Translator:
         else:
             tokens = line.split() if input_format == "tokenized" else self.annotator.tokens(line)
             sent = self.annotator.annotate_tokens(tokens)
+            if source_mwes == "none":
+                sent = replace(sent, mwes=[])
             text, _ = encode_sentence(sent, self.preprocess["encoding"],
                                       int(self.preprocess.get("confidence_buckets") or 0))
         if self.n_factors == 1:
@@ -174,24 +183,25 @@ class Translator:
     # ------------------------------------------------------------ decoding
     def translate(self, lines: Sequence[str], beam: int = 5, batch_size: int = 32, sampling: bool = False,
                   topk: int = -1, seed: int | None = None, *, input_format: str = "raw",
-                  max_len_a: float = 1.2, max_len_b: int = 10, progress: bool = False,
-                  source: str | None = None) -> list[str]:
+                  source_mwes: str = "identified", max_len_a: float = 1.2, max_len_b: int = 10,
+                  progress: bool = False, source: str | None = None) -> list[str]:
         """Raw source lines -> detokenized target lines (an empty line gives an empty line).
 
         ``sampling=True`` samples one output per line (``topk`` > 0 restricts to the k most
         likely tokens), as used for back-translation; ``seed`` makes it reproducible.
+        ``source_mwes="none"`` hides the source's MWEs from the model (`encode`).
         """
         out = ["" for _ in lines]
         for idx, hyp in self.iter_translate(lines, beam=beam, batch_size=batch_size, sampling=sampling,
                                             topk=topk, seed=seed, input_format=input_format,
-                                            max_len_a=max_len_a, max_len_b=max_len_b, progress=progress,
-                                            source=source):
+                                            source_mwes=source_mwes, max_len_a=max_len_a, max_len_b=max_len_b,
+                                            progress=progress, source=source):
             out[idx] = hyp
         return out
 
     def iter_translate(self, lines: Sequence[str], beam: int = 5, batch_size: int = 32, sampling: bool = False,
                        topk: int = -1, seed: int | None = None, *, input_format: str = "raw",
-                       max_len_a: float = 1.2, max_len_b: int = 10,
+                       source_mwes: str = "identified", max_len_a: float = 1.2, max_len_b: int = 10,
                        progress: bool = False, source: str | None = None) -> Iterator[tuple[int, str]]:
         """(line index, translation) in batch order, for streaming callers. ``source`` names the
         lines' file in errors (which then give its line number)."""
@@ -201,6 +211,7 @@ class Translator:
 
         if beam < 1 or batch_size < 1:
             raise MwemtError("beam and batch size must be at least 1")
+        check_source_mwes(source_mwes, input_format)
         if seed is not None:
             fs_utils.set_torch_seed(seed)
         gen_args = Namespace(beam=1 if sampling else beam, sampling=sampling, sampling_topk=topk,
@@ -209,7 +220,7 @@ class Translator:
         encoded: list[tuple[int, torch.Tensor]] = []
         for i, line in enumerate(lines):
             try:
-                enc = self.encode(line, input_format)
+                enc = self.encode(line, input_format, source_mwes)
             except InputError as exc:
                 raise InputError(exc.detail, source or "<input>", i + 1, exc.expected) from None
             except MwemtError as exc:
@@ -236,6 +247,14 @@ class Translator:
         pieces = self.tgt_dict.string(ids.int().cpu(), unk_string="<unk>").split()
         tokens = self.tgt_subword.decode(pieces) if self.tgt_subword is not None else pieces
         return detokenize(tokens, self.preprocess["tgt_lang"])
+
+
+def check_source_mwes(source_mwes: str, input_format: str) -> None:
+    if source_mwes not in SOURCE_MWES:
+        raise MwemtError(f"source_mwes {source_mwes!r}: choose one of {', '.join(SOURCE_MWES)}")
+    if source_mwes == "none" and input_format == "annotated":
+        raise MwemtError("source_mwes 'none' re-annotates the source: it needs raw or tokenized input, "
+                         "not annotated lines")
 
 
 def quantize_int8(model):

@@ -16,7 +16,7 @@ from pathlib import Path
 from mwemt.errors import MwemtError
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES, detect_lexicon_format, read_lexicon_entries
 from mwemt.preprocess.corpus_filters import CORPUS_FILTERS
-from mwemt.preprocess.encode import encode_iob, encode_wws
+from mwemt.preprocess.encode import encode_constant, encode_iob, encode_wws
 from mwemt.preprocess.filters import FILTERS, JudgingModel, cupt_heads
 from mwemt.preprocess.identification import FILTER_SOURCES, IdentificationOptions, filters_for
 from mwemt.preprocess.identify import find_candidates, identify
@@ -26,9 +26,10 @@ from mwemt.preprocess.tokenize import tokenize
 from mwemt.records import AnnotatedSentence, LexiconEntry, Mwe
 from mwemt.schema import setting
 
-ENCODINGS = ("none", "wws", "iob")
+ENCODINGS = ("none", "wws", "iob", "iob-constant")
 # the source factors each encoding produces (words-with-spaces joins tokens but keeps one factor)
-FACTOR_NAMES: dict[str, tuple[str, ...]] = {"none": ("word",), "wws": ("word",), "iob": ("word", "lemma", "tag")}
+FACTOR_NAMES: dict[str, tuple[str, ...]] = {"none": ("word",), "wws": ("word",), "iob": ("word", "lemma", "tag"),
+                                            "iob-constant": ("word", "lemma", "tag")}
 
 
 IDENTIFICATION_FILTERS = FILTERS + CORPUS_FILTERS
@@ -210,6 +211,8 @@ def encode_sentence(sent: AnnotatedSentence, encoding: str, confidence_buckets: 
         return " ".join(toks), skipped
     if encoding == "iob":
         return " ".join(encode_iob(sent, confidence_buckets)), 0
+    if encoding == "iob-constant":
+        return " ".join(encode_constant(sent)), 0
     if encoding == "none":
         return " ".join(sent.tokens), 0
     raise MwemtError(f"unknown encoding {encoding!r}; choose one of {', '.join(ENCODINGS)}")

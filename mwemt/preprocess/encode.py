@@ -1,6 +1,6 @@
 """Encode MWEs on the source side, and decode back exactly.
 
-Two encodings:
+Two encodings, and a control:
 - words-with-spaces (``wws``): the tokens of each contiguous MWE become one token joined by
   ``_`` (``walked_off``). Discontinuous MWEs are left as they are (and counted by the caller).
 - IOB factors: every token becomes ``surface|lemma|tag`` where the lemma factor is the
@@ -10,6 +10,11 @@ Two encodings:
   carries that MWE's lemma factor and tag; the lemma factor says which MWE an ``I`` continues.
   Optionally (``buckets`` > 0) the tag carries the MWE's identification confidence, bucketed:
   ``B2``/``I2`` for the third of three buckets; an MWE without a confidence keeps plain ``B``/``I``.
+
+- constant IOB factors (``iob-constant``): ``surface|-|O`` for every token, the factors of the IOB
+  encoding with no information in them. A model trained on it has the IOB model's architecture
+  (the same factor tables and embedding sizes) and the baseline's information: the ablation that
+  separates what the factors say from what the factored architecture costs.
 
 To make both encodings exactly invertible, ``&``, ``|`` and ``_`` inside a token are escaped
 (``&amp;``, ``&#124;``, ``&#95;``), so a literal underscore is never mistaken for a join and a
@@ -111,6 +116,14 @@ def encode_iob(sent: AnnotatedSentence, buckets: int = 0) -> list[str]:
     for tok, lem, (tag, mwe_lemma) in zip(sent.tokens, sent.lemmas, tags):
         out.append(FACTOR_SEP.join((escape(tok), mwe_lemma if mwe_lemma is not None else escape(lem), tag)))
     return out
+
+
+CONSTANT_LEMMA = "-"
+
+
+def encode_constant(sent: AnnotatedSentence) -> list[str]:
+    """``surface|-|O`` for every token: IOB-shaped factors that carry nothing (the ``iob-constant`` control)."""
+    return [FACTOR_SEP.join((escape(tok), CONSTANT_LEMMA, "O")) for tok in sent.tokens]
 
 
 def decode_iob(factored: Sequence[str]) -> tuple[list[str], list[Mwe]]:

@@ -1,0 +1,111 @@
+"""Publish a finished grid: its results and the files that reproduce every score, for a folder in git.
+
+Why: a results table in a README is only as good as the way to check it. `mwemt run --publish DIR`
+copies out of the run directory (whose stage directories are keyed by hashes and too big to commit)
+exactly what a reader needs to recompute the table without training anything:
+
+    DIR/results.md results.json results.csv results.png    as `mwemt run` wrote them
+    DIR/hyps/SYSTEM.TEST.txt                               every system's detokenized translations
+    DIR/refs/TEST.txt                                      the references the run scored against
+    DIR/refs/TEST.jsonl                                    the MWE test set (MWE tests only)
+    DIR/refs/TEST.README.md                                a built MWE test's report
+    DIR/refs/TEST.mwe-compositionality.tsv                 the MWE compositionality of its tertile breakdown
+    DIR/report/TEST/                                       comparison reports, when the run wrote them
+    DIR/rescore.sh                                         one `mwemt score` per test set
+    DIR/publish.json                                       those commands as argument lists, the file hashes
+
+Each command is derived from the test's score stage section (metrics, language, case, bootstrap
+resamples and seed, MWE averaging), so `sh rescore.sh` inside DIR recomputes results.json's numbers
+from the published files alone (tests/test_experiments_publish.py checks that it does).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from mwemt.fileio import sha256_file, write_text
+from mwemt.provenance import write_json
+
+RESULT_FILES = ("results.md", "results.json", "results.csv", "results.png")
+REPORT_DIR = "report"
+
+
+@dataclass(frozen=True)
+class PublishedTest:
+    """One scored test set: its score stage section (`mwemt.experiments.stages.ScoreSection`) and inputs
+    (``hyp.SYSTEM``, ``reference``, optionally ``testset``, ``compositionality``, ``target_lexicon``),
+    and the directory of its test-data stage (where a built test keeps its README.md)."""
+
+    section: object
+    inputs: dict[str, Path]
+    testdata_dir: Path | None = None
+
+
+def score_command(test: str, section, inputs: dict[str, Path], out_dir: Path) -> list[str]:
+    """The `mwemt score` arguments that score ``test`` as the run's score stage did, on published files."""
+    argv = ["mwemt", "score", "--metrics", ",".join(section.metrics), "--lang", section.lang,
+            "--mwe-average", section.mwe_average, "--paired-bs", "--bs-samples", str(section.bootstrap),
+            "--seed", str(section.bootstrap_seed), "--ref", f"refs/{test}.txt"]
+    if section.lowercase:
+        argv.append("--lowercase")
+    if "testset" in inputs:
+        argv += ["--testset", f"refs/{test}.jsonl"]
+    if "compositionality" in inputs:
+        argv += ["--compositionality", f"refs/{test}.compositionality.tsv"]
+    if "target_lexicon" in inputs:   # shared data, not copied: its path as seen from DIR
+        argv += ["--tesla-lexicon", os.path.relpath(Path(inputs["target_lexicon"]).resolve(), out_dir.resolve())]
+    for system in section.systems:
+        argv += ["--hyp", f"{system}=hyps/{system}.{test}.txt"]
+    return argv + ["--json", "-o", f"rescored/{test}.json"]
+
+
+def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, PublishedTest]) -> dict:
+    """Copy the results and every test's hypotheses and references of a finished run into ``out_dir``;
+    returns the publish manifest (also written as DIR/publish.json)."""
+    run_dir, out = Path(run_dir), Path(out_dir)
+    for sub in ("hyps", "refs", REPORT_DIR):
+        if (out / sub).is_dir():   # a republished run replaces what an earlier one left
+            shutil.rmtree(out / sub)
+    files: dict[str, str] = {}
+
+    def copy(src: Path, rel: str) -> None:
+        dst = out / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dst.with_name(f".{dst.name}.tmp")
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+        files[rel] = sha256_file(dst)
+
+    for name in RESULT_FILES:
+        if (run_dir / name).is_file():
+            copy(run_dir / name, name)
+    commands = {}
+    for test, t in tests.items():
+        for system in t.section.systems:
+            copy(t.inputs[f"hyp.{system}"], f"hyps/{system}.{test}.txt")
+        copy(t.inputs["reference"], f"refs/{test}.txt")
+        if "testset" in t.inputs:
+            copy(t.inputs["testset"], f"refs/{test}.jsonl")
+        if "compositionality" in t.inputs:
+            copy(t.inputs["compositionality"], f"refs/{test}.compositionality.tsv")
+        if "mwe_compositionality" in t.inputs:   # the source MWEs' compositionality of the tertile breakdown
+            copy(t.inputs["mwe_compositionality"], f"refs/{test}.mwe-compositionality.tsv")
+        if t.testdata_dir is not None and (t.testdata_dir / "README.md").is_file():
+            copy(t.testdata_dir / "README.md", f"refs/{test}.README.md")
+        commands[test] = score_command(test, t.section, t.inputs, out)
+    reports = run_dir / REPORT_DIR
+    if reports.is_dir():
+        for path in sorted(p for p in reports.rglob("*") if p.is_file()):
+            copy(path, f"{REPORT_DIR}/{path.relative_to(reports)}")
+    script = ["#!/bin/sh", "# Recompute results.json's scores from the published files (run inside this directory);",
+              "# each test's scores land in rescored/TEST.json. Written by `mwemt run --publish`.", "set -e",
+              "mkdir -p rescored"]
+    script += [shlex.join(argv) for argv in commands.values()]
+    write_text(out / "rescore.sh", "\n".join(script) + "\n")
+    manifest = {"run_directory": str(run_dir), "rescore": commands, "files": files}
+    write_json(out / "publish.json", manifest)
+    return manifest
