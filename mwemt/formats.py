@@ -706,7 +706,7 @@ def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float | None,
         if len(cols) < 2:
             raise InputError("no tab-separated score", path, lineno,
                              expected="mwe<TAB>score with a score in [0, 1]")
-        mwe, raw = normalise_mwe(cols[0]), cols[1].strip()
+        mwe, raw = normalize_mwe(cols[0]), cols[1].strip()
         if raw.lower() in MISSING_COMPOSITIONALITY:
             first = False
             if not mwe:
@@ -746,7 +746,7 @@ def read_compositionality(path: str | Path, *, keep_missing: bool = False) -> di
     return out if keep_missing else {k: v for k, v in out.items() if v is not None}
 
 
-def normalise_mwe(text: str) -> str:
+def normalize_mwe(text: str) -> str:
     words = text.strip().lower().split()
     if len(words) == 1 and "_" in words[0].strip("_"):
         words = [w for w in words[0].split("_") if w]

@@ -54,7 +54,7 @@ class Mwe:
 class LexiconEntry:
     """An MWE type in a lexicon.
 
-    ``lemmas`` are the components as written in the lexicon; matching uses the normalised
+    ``lemmas`` are the components as written in the lexicon; matching uses the normalized
     form the `Lexicon` computes with the run's lemmatiser.
     """
 

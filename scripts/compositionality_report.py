@@ -57,7 +57,7 @@ from mwemt.compositionality.vectors import (
 from mwemt.errors import MwemtError
 from mwemt.evaluate.base import format_signature
 from mwemt.fileio import forget_inputs, sha256_file, write_lines, write_text
-from mwemt.formats import normalise_mwe, read_lexicon_entries, write_compositionality
+from mwemt.formats import normalize_mwe, read_lexicon_entries, write_compositionality
 from mwemt.provenance import manifest, write_json
 from mwemt.records import LexiconEntry
 
@@ -171,11 +171,11 @@ def ds_scores(store, entries, alpha: float) -> dict[str, dict[str, float]]:
     models = [m for m in MODELS if m in store.spaces]
     preds = predict(entries, store, alpha=alpha, models=models)
     names = [f"{m}:{meth}" for m in models for meth in DS_METHODS]
-    return {n: {normalise_mwe(p.key): p.scores[n] for p in preds if n in p.scores} for n in names}
+    return {n: {normalize_mwe(p.key): p.scores[n] for p in preds if n in p.scores} for n in names}
 
 
 def in_corpus(store, entries) -> dict[str, int]:
-    return {normalise_mwe(t.key): store.counts.get(t.token, 0) for t in targets_for(entries, store)}
+    return {normalize_mwe(t.key): store.counts.get(t.token, 0) for t in targets_for(entries, store)}
 
 
 # ---------------------------------------------------------------- main
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         preds_all = predict(entries, store, alpha=args.alpha, translations=translations,
                             models=[m for m in MODELS if m in store.spaces])
         for n in ["ss"] + [f"{m}:ss+ds" for m in MODELS if m in store.spaces]:
-            scored[n] = {normalise_mwe(p.key): p.scores[n] for p in preds_all if n in p.scores}
+            scored[n] = {normalize_mwe(p.key): p.scores[n] for p in preds_all if n in p.scores}
             names.append(n)
     table_names = score_names([m for m in MODELS if m in store.spaces], translations is not None)
     write_lines(out / "predictions.tsv", table_rows(preds_all, table_names))
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         say("contextual: MiniLM on NCTTI's sentences ...")
         sentences = read_context_sentences(str(shared / SENTENCES), "nctti")
         ctx = contextual_scores(entries, sentences, load_encoder(), alpha=args.alpha, progress=False)
-        scored["contextual"] = {normalise_mwe(k): v for k, v in iter_scored(ctx)}
+        scored["contextual"] = {normalize_mwe(k): v for k, v in iter_scored(ctx)}
         names.append("contextual")
         encoder = encoder_signature()
 

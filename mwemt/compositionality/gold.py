@@ -27,7 +27,7 @@ from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import iter_lines
-from mwemt.formats import iter_compositionality, normalise_mwe
+from mwemt.formats import iter_compositionality, normalize_mwe
 
 GOLD_FORMATS = ("nctti", "reddy", "farahmand", "tsv")
 # the rating sets in the shared data: name -> (path under the shared data directory, format)
@@ -63,7 +63,7 @@ class GoldSet:
         if len(mwe.split()) < 2:
             raise InputError(f"{mwe!r} is not a multiword expression", self.path, line,
                              expected="an MWE of at least two words")
-        key = normalise_mwe(mwe)
+        key = normalize_mwe(mwe)
         if key in self.items:
             raise InputError(f"{mwe!r} is rated twice (first on line {self.items[key].line})", self.path, line,
                              expected="each MWE once")

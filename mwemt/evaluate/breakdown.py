@@ -21,7 +21,7 @@ import numpy as np
 
 from mwemt.evaluate.base import Metric, SentenceStats
 from mwemt.evaluate.bootstrap import BootstrapSettings, paired_bootstrap
-from mwemt.formats import normalise_mwe
+from mwemt.formats import normalize_mwe
 from mwemt.records import TestMwe
 
 GROUPS = ("low", "mid", "high")   # least compositional (most idiomatic) first
@@ -31,7 +31,7 @@ def mwe_compositionality(mwe: TestMwe, values: Mapping[str, float]) -> float | N
     """The table's value for one test MWE: by display name, surface form, then lemma."""
     for form in (mwe.name, mwe.surface, mwe.lemma):
         if form:
-            v = values.get(normalise_mwe(form))
+            v = values.get(normalize_mwe(form))
             if v is not None:
                 return v
     return None

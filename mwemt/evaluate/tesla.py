@@ -65,7 +65,7 @@ from mwemt.evaluate.similarity import (
     unigram_similarity,
 )
 from mwemt.fileio import sha256_file
-from mwemt.formats import normalise_mwe, read_compositionality
+from mwemt.formats import normalize_mwe, read_compositionality
 from mwemt.preprocess.annotate import Annotator
 from mwemt.preprocess.lemmatize import get_lemmatizer
 from mwemt.preprocess.lexicon import Lexicon
@@ -115,7 +115,7 @@ class CompositionalityTable:
     def from_mapping(cls, values: Mapping[str, float | None]) -> CompositionalityTable:
         """Normalize the MWE keys, check the range and name the table by a digest of its content
         (a None value: an MWE without a prediction)."""
-        comp = {normalise_mwe(k): None if v is None else float(v) for k, v in values.items()}
+        comp = {normalize_mwe(k): None if v is None else float(v) for k, v in values.items()}
         bad = [k for k, v in comp.items() if v is not None and not 0.0 <= v <= 1.0]
         if bad:
             raise MwemtError(f"compositionality of {bad[0]!r} is outside [0, 1]")
@@ -281,7 +281,7 @@ class Tesla(RatioMetric):
         else the lexicon entry's own column, else None."""
         if mwe_lemma in self._comp_cache:
             return self._comp_cache[mwe_lemma]
-        key = normalise_mwe(mwe_lemma)
+        key = normalize_mwe(mwe_lemma)
         value = self._comp_raw.get(key)
         if value is None and self.lexicon is not None:
             value = self._comp_norm.get(" ".join(self.lexicon.normalize(key.split())))

@@ -207,7 +207,7 @@ def _add_attributes(table: M.MweTable, inputs: CompareInputs, settings: CompareS
                                    total=count_lines(inputs.train_src) if progress else None)
         M.add_train_counts(table, counts, inputs.labels.get("train_src", inputs.train_src))
     if inputs.mwe_compositionality is not None:
-        M.add_compositionality(table, {M.normalise_mwe(k): v for k, v in inputs.mwe_compositionality.items()},
+        M.add_compositionality(table, {M.normalize_mwe(k): v for k, v in inputs.mwe_compositionality.items()},
                                inputs.labels.get("mwe_compositionality", "compositionality table"))
     if inputs.dictionary is not None:
         M.add_dictionary(table, inputs.dictionary, inputs.labels.get("dictionary", "the dictionary"))

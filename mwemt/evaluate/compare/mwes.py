@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mwemt.evaluate.compare import buckets as B
-from mwemt.formats import normalise_mwe
+from mwemt.formats import normalize_mwe
 from mwemt.records import LexiconEntry, TestItem, TestMwe
 
 MAX_CATEGORIES = 12   # more category/POS buckets than this are pooled as "other"
@@ -36,7 +36,7 @@ NO_CATEGORY = "(none)"
 
 def type_key(mwe: TestMwe) -> str:
     """The type an occurrence belongs to: its lemma, lower-cased, single-spaced."""
-    return normalise_mwe(mwe.lemma)
+    return normalize_mwe(mwe.lemma)
 
 
 def display_name(mwe: TestMwe) -> str:
@@ -134,7 +134,7 @@ def add_compositionality(table: MweTable, values: Mapping[str, float], source: s
         if typ.compositionality is not None:
             continue
         for name in (typ.key, typ.name, *surfaces.get(t, [])):
-            value = values.get(normalise_mwe(name))
+            value = values.get(normalize_mwe(name))
             if value is not None:
                 typ.compositionality = float(value)
                 n += 1
