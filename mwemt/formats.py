@@ -1,6 +1,6 @@
 """Readers and writers for the formats of the field, with errors that name file and line.
 
-- plain tokenised text: one sentence per line, tokens separated by single spaces;
+- plain tokenized text: one sentence per line, tokens separated by single spaces;
 - Moses factored lines: ``w|f1|f2 ...`` (``|`` inside a factor escaped as ``&#124;``);
 - PARSEME ``.cupt`` (see the cupt section below);
 - MWE lexicons: ``list`` (one MWE per line, optional TAB columns category, POS pattern,
@@ -29,7 +29,7 @@ FACTOR_SEP = "|"   # between the factors of a token: surface|lemma|tag
 # ---------------------------------------------------------------- plain and factored text
 
 
-def read_tokenised(path: str | Path, *, allow_empty: bool = False) -> Iterator[list[str]]:
+def read_tokenized(path: str | Path, *, allow_empty: bool = False) -> Iterator[list[str]]:
     for line in iter_lines(path, allow_empty=allow_empty):
         yield line.split()
 

@@ -55,7 +55,7 @@ class LexiconEntry:
     """An MWE type in a lexicon.
 
     ``lemmas`` are the components as written in the lexicon; matching uses the normalized
-    form the `Lexicon` computes with the run's lemmatiser.
+    form the `Lexicon` computes with the run's lemmatizer.
     """
 
     lemmas: tuple[str, ...]
@@ -77,7 +77,7 @@ class LexiconEntry:
 
 @dataclass
 class AnnotatedSentence:
-    """A tokenised, lemmatised sentence with its MWEs: the unit every encoder consumes.
+    """A tokenized, lemmatized sentence with its MWEs: the unit every encoder consumes.
 
     ``rejected`` lists the look-up candidates that identification filters removed, each with the
     name of the filter (empty without filters).

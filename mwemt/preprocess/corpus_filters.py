@@ -150,9 +150,9 @@ class CorpusFilterModel(JudgingModel):
 
 def count_corpus(annotator, sentences: Iterable[str], max_gaps: Sequence[int]) -> tuple[dict, Counter, int, int]:
     """Per max_gap: contiguous and gapped look-up matches per entry; and lemma frequencies, tokens,
-    sentences. Each line is tokenised and lemmatised once, whatever the number of gaps.
+    sentences. Each line is tokenized and lemmatized once, whatever the number of gaps.
 
-    ``annotator`` supplies tokenisation, lemmatisation and the lexicon (its own filters are not used).
+    ``annotator`` supplies tokenization, lemmatization and the lexicon (its own filters are not used).
     """
     from mwemt.preprocess.identify import find_candidates
 
