@@ -39,7 +39,7 @@ def _consume(result) -> None:
 
 # name -> (how to read a path, a valid file to mutate, its suffix)
 READERS = {
-    "tokenized": (lambda p: formats.read_tokenised(p), b"she took care of it .\nhe walked off .\n", ".txt"),
+    "tokenized": (lambda p: formats.read_tokenized(p), b"she took care of it .\nhe walked off .\n", ".txt"),
     "factored": (lambda p: formats.read_factored(p, 3),
                  b"she|she|O took|take_care_of|B care|take_care_of|I\nhe|he|O walked|walk|O\n", ".txt"),
     "factored-any": (lambda p: formats.read_factored(p), b"a|b c|d\ne|f\n", ".txt"),
