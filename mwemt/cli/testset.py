@@ -180,7 +180,7 @@ def _read_build_pairs(args: argparse.Namespace) -> list[tuple[int, str, str]]:
 
 
 def _build_config(args: argparse.Namespace):
-    """The `TestsetBuildConfig` of the arguments."""
+    """The `TestsetBuildConfig` of the arguments, and the alignment cache directory (or None)."""
     from mwemt.cli.align import aligner_settings
     from mwemt.errors import MwemtError
     from mwemt.preprocess.aligned_testset import ReferenceFilters
@@ -193,9 +193,9 @@ def _build_config(args: argparse.Namespace):
     if selecting and args.all_sentences:
         raise MwemtError("--all-sentences keeps every pair: use it with --max-per-type 0, without --select "
                          "and --training-source")
-    align_config, _ = aligner_settings(args)
+    align_config, cache = aligner_settings(args)
     selection = SelectionConfig(args.max_per_type, args.select or 0, args.seed) if selecting else None
-    return TestsetBuildConfig(
+    return cache, TestsetBuildConfig(
         tgt_lang=args.tgt_lang, pretokenized=args.pretokenized,
         filters=ReferenceFilters(args.max_span_factor, args.max_span_slack, args.max_gaps),
         all_sentences=args.all_sentences, symmetrization=args.symmetrization, align=align_config,
@@ -207,7 +207,7 @@ def _run_build(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from mwemt.cli.align import aligner_settings, extra_inputs, read_extra_args
+    from mwemt.cli.align import extra_inputs, read_extra_args
     from mwemt.fileio import atomic_write, read_lines
     from mwemt.formats import read_compositionality, write_testset
     from mwemt.preprocess.testset_build import build_testset
@@ -215,8 +215,7 @@ def _run_build(args: argparse.Namespace) -> int:
     from mwemt.provenance import manifest, write_json
 
     started = time.perf_counter()
-    config = _build_config(args)
-    _, cache = aligner_settings(args)
+    cache, config = _build_config(args)
     annotator = annotator_from_args(args)
     rows = _read_build_pairs(args)
     extra = read_extra_args(args, args.lang, args.tgt_lang)

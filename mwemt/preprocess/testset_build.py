@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from mwemt.preprocess.align import AlignConfig, align_directional, signature, tokenize_side
 from mwemt.preprocess.aligned_testset import BuildReport, ReferenceFilters, build_aligned_testset
@@ -31,9 +31,9 @@ from mwemt.preprocess.testset_select import (
     SelectionReport,
     assign_parts,
     lower_tertile,
-    mwe_type,
     near_duplicate_key,
     select_testset,
+    type_key,
     with_scores,
 )
 from mwemt.records import TestItem
@@ -76,7 +76,6 @@ class BuiltTestset:
     alignment_key: str
     alignment_cached: bool
     part_rule: PartRule
-    training_counts: dict[str, int] | None = field(default=None, repr=False)
 
     def manifest_fields(self) -> dict:
         return {"alignment": self.alignment_signature, "alignment_cache_key": self.alignment_key,
@@ -85,11 +84,11 @@ class BuiltTestset:
 
 
 def mwe_type_counts(annotator, lines: Iterable[str]) -> dict[str, int]:
-    """How often each MWE type (`mwe_type` of its lexicon form) occurs in ``lines``."""
+    """How often each MWE type (`type_key` of its lexicon form) occurs in ``lines``."""
     counts: Counter[str] = Counter()
     for line in lines:
         for m in annotator.annotate_text(line).mwes:
-            counts[m.lemma.casefold()] += 1
+            counts[type_key(m.lemma)] += 1
     return dict(counts)
 
 
@@ -136,7 +135,7 @@ def build_testset(rows: Sequence[tuple[int, str, str]], annotator, config: Tests
     stats = describe_testset(items, counts, sample=config.sample,
                           seed=config.selection.seed if config.selection else 1)
     sig = signature(config.align, config.symmetrization, len(extra[0]) if extra else 0)
-    return BuiltTestset(items, report, selection, stats, sig, aligned.key, aligned.cached, rule, counts)
+    return BuiltTestset(items, report, selection, stats, sig, aligned.key, aligned.cached, rule)
 
 
 def _part_rule(items: Sequence[TestItem], config: TestsetBuildConfig) -> PartRule:
@@ -146,5 +145,3 @@ def _part_rule(items: Sequence[TestItem], config: TestsetBuildConfig) -> PartRul
                                   if m.compositionality is not None)
     return PartRule(max_compositionality=threshold, min_confidence=config.idiomatic_confidence)
 
-
-__all__ = ["BuiltTestset", "TestsetBuildConfig", "build_testset", "mwe_type", "mwe_type_counts"]

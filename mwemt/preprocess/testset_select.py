@@ -42,9 +42,14 @@ def near_duplicate_key(text: str) -> str:
     return " ".join(_WORD.findall(text.casefold()))
 
 
+def type_key(lexicon_form: str) -> str:
+    """The key of an MWE type: its lexicon form, casefolded."""
+    return lexicon_form.casefold()
+
+
 def mwe_type(mwe: TestMwe) -> str:
     """What the cap counts: the MWE's lexicon form, so "has got" and "had got" are one type."""
-    return (mwe.name or mwe.lemma).casefold()
+    return type_key(mwe.name or mwe.lemma)
 
 
 @dataclass(frozen=True)
@@ -210,18 +215,13 @@ def lower_tertile(values: Iterable[float]) -> float | None:
     return ordered[max(0, len(ordered) // 3 - 1)]
 
 
-def with_scores(items: Sequence[TestItem], compositionality: Mapping[str, float | None],
-                confidences: Mapping[tuple[str, tuple[int, ...]], float | None] | None = None) -> list[TestItem]:
-    """Items whose MWEs carry their type's predicted compositionality (looked up by lexicon form,
-    then lemma, casefolded) and, when given, the confidence of each occurrence ((item id, indices))."""
-    table = {k.casefold(): v for k, v in compositionality.items()}
+def with_scores(items: Sequence[TestItem], compositionality: Mapping[str, float | None]) -> list[TestItem]:
+    """Items whose MWEs carry their type's predicted compositionality, looked up by lexicon form,
+    then lemma, casefolded (each occurrence's identification confidence comes with it already)."""
+    table = {type_key(k): v for k, v in compositionality.items()}
     out = []
     for it in items:
-        mwes = []
-        for m in it.mwes:
-            comp = table.get((m.name or m.lemma).casefold(), table.get(m.lemma.casefold()))
-            conf = confidences.get((it.id, m.indices), m.confidence) if confidences is not None else m.confidence
-            mwes.append(replace(m, compositionality=comp, confidence=conf))
+        mwes = [replace(m, compositionality=table.get(mwe_type(m), table.get(type_key(m.lemma)))) for m in it.mwes]
         out.append(replace(it, mwes=mwes))
     return out
 
