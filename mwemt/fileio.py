@@ -307,6 +307,23 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
         raise
 
 
+@contextlib.contextmanager
+def exclusive_lock(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (created if missing) for the block, waiting for any
+    other process that holds it: one process computes what all of them would, the others then read it.
+    The kernel releases the lock when its process dies, so a killed holder never blocks the others."""
+    import fcntl
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)   # closing the descriptor releases the lock
+
+
 def write_lines(path: str | Path, lines: Iterable[str]) -> int:
     """Atomically write lines (each followed by a newline); returns how many were written."""
     n = 0

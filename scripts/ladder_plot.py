@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.output)
     plot(rows, args.metric, out, args.title)
     table = out.with_suffix(".md")
-    table.write_text(markdown(rows, args.metric), encoding="utf-8")
+    from mwemt.fileio import write_text
+
+    write_text(table, markdown(rows, args.metric))   # atomic, like the plot
     print(f"ladder_plot: {len(runs)} runs, {len(args.metric)} metric(s): wrote {out} and {table}", file=sys.stderr)
     return 0
 

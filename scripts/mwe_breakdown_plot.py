@@ -70,7 +70,7 @@ def plot(report: dict, out: Path, title: str) -> list[str]:
     panels = [(d, bucket_deltas(report, d)) for d in DIMENSIONS]
     missing = [d for d, p in panels if p is None]
     panels = [p for _, p in panels if p is not None]
-    fig, axes = plt.subplots(1, 1 + len(panels), figsize=(4.4 * (1 + len(panels)), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, 1 + len(panels), figsize=(4.4 * (1 + len(panels)), 4.2), squeeze=False)
     systems = [s for s in report["systems"] if s != report["baseline"]]
     colors = plt.get_cmap("tab10").colors
     width = 0.8 / max(len(systems), 1)
@@ -85,7 +85,7 @@ def plot(report: dict, out: Path, title: str) -> list[str]:
                     ax.text(x, v, "*", ha="center", va="bottom" if v >= 0 else "top")
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels(groups, fontsize=8)
+        ax.set_xticklabels(groups, fontsize=8, rotation=20 if max(map(len, groups), default=0) > 8 else 0)
         ax.set_ylabel(ylabel, fontsize=8)
         ax.grid(axis="y", alpha=0.3)
 
@@ -97,8 +97,9 @@ def plot(report: dict, out: Path, title: str) -> list[str]:
     for ax, (dim_title, labels, series) in zip(axes[0][1:], panels):
         bars(ax, labels, series, "difference in MWE hit rate (points)")
         ax.set_title(dim_title, fontsize=10)
-    axes[0][0].legend(fontsize=8)
-    save_figure(fig, out, title)
+    handles, labels = axes[0][0].get_legend_handles_labels()   # below the panels: it hides no bar
+    fig.legend(handles, labels, loc="lower center", ncol=len(systems), fontsize=8, frameon=False)
+    save_figure(fig, out, title, rect=(0, 0.07, 1, 1))
     return missing
 
 

@@ -130,6 +130,28 @@ def test_cache_reuses_and_keys_on_everything(toy_corpus, tmp_path):
     assert align_directional(s, t, config=config, cache_dir=tmp_path).cached
 
 
+def _align_at_once(args):
+    s, t, cache_dir, barrier = args
+    barrier.wait()   # both processes look the key up at the same moment
+    result = align_directional(s, t, config=AlignConfig(samplers=1), cache_dir=cache_dir)
+    return result.cached, result.forward, result.reverse
+
+
+def test_concurrent_alignments_of_one_input_agree(toy_corpus, tmp_path):
+    """eflomal cannot be seeded: two processes aligning the same input at once (a run's score and report
+    stages side by side) must not each align it their own way. One aligns, the other reads its links."""
+    import multiprocessing as mp
+
+    src, tgt, _ = toy_corpus
+    s, t = [x.split() for x in src[:200]], [x.split() for x in tgt[:200]]
+    ctx = mp.get_context("fork")
+    barrier = ctx.Manager().Barrier(2)
+    with ctx.Pool(2) as pool:
+        (c1, f1, r1), (c2, f2, r2) = pool.map(_align_at_once, [(s, t, tmp_path, barrier)] * 2)
+    assert sorted([c1, c2]) == [False, True]
+    assert (f1, r1) == (f2, r2)
+
+
 def _write(path, lines):
     path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
     return str(path)

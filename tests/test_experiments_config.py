@@ -106,6 +106,8 @@ def error_of(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> Conf
     ("name: t", "name: t\ntrain: {max_epoch: 0}", 2, "train.max_epoch: set train.max_epoch or train.max_update"),
     ("name: t", "name: t\nmodel: {factor_embed_dims: [48, 8, 8]}", 2,
      "model.factor_embed_dims: has 3 sizes but the system's encoding gives 1 source factor(s) (for systems.baseline)"),
+    ("  iob: {encoding: iob}", "  iob: {encoding: iob, model: {factor_embed_dims: [48, 8, 8]}}", 10,
+     "systems.iob.model.factor_embed_dims: [48, 8, 8]: with factor_combine sum every factor has"),
     # missing files and inconsistent settings
     ("  train: ", "  train: /nonexistent", 3, "data.train: corpus file not found: /nonexistent"),
     ("lexicon.txt", "no-such-lexicon.txt", 5, "data.lexicon: not found: "),
@@ -231,3 +233,19 @@ def test_bundled_sample_is_what_the_generator_writes(tmp_path):
     assert not mismatch and not errors
     total = sum(p.stat().st_size for p in (PACKAGE_DATA / "demo").iterdir())
     assert total < 300_000
+
+
+def test_train_seed_sets_one_systems_fairseq_seed(tmp_path):
+    """`train.seed` retrains a system with another seed on the same data (a measure of training noise):
+    the data stages are shared, the train stage is a different one and fairseq gets that seed."""
+    from mwemt.experiments.experiment import prepare_system
+    from mwemt.nmt.train import fairseq_train_args
+
+    plain = load_config(DEMO, ["train.max_epoch=1"])
+    seeded = load_config(DEMO, ["train.max_epoch=1", "systems.baseline.train.seed=7"])
+    job, data, model_dir = prepare_system(plain, "baseline", tmp_path, progress=False)
+    job7, data7, model_dir7 = prepare_system(seeded, "baseline", tmp_path, progress=False)
+    assert (job.seed, job7.seed) == (plain.seed, 7) and plain.seed != 7
+    assert data7 == data and model_dir7 != model_dir
+    args = fairseq_train_args(job7, data7, model_dir7 / "checkpoints", "cpu")
+    assert args[args.index("--seed") + 1] == "7"

@@ -214,7 +214,8 @@ def test_factored_models_run_forward_and_generate(data3, arch, combine):
 def test_concat_dims_must_sum_to_embed_dim(data3):
     from mwemt.errors import MwemtError
 
-    task, cfg = setup(data3, "--arch", "factored_transformer_tiny", "--factor-embed-dims", "40,8,8")
+    task, cfg = setup(data3, "--arch", "factored_transformer_tiny", "--factor-combine", "concat",
+                      "--factor-embed-dims", "40,8,8")
     with pytest.raises(MwemtError, match="sums to 56 but the encoder embedding size is 64"):
         task.build_model(cfg.model)
 
@@ -274,7 +275,8 @@ def test_sum_combine_can_share_all_embeddings(data3):
                       "--share-all-embeddings")
     model = task.build_model(cfg.model)
     assert model.encoder.embed_tokens.tables[0] is model.decoder.embed_tokens
-    task2, cfg2 = setup(data3, "--arch", "factored_transformer_tiny", "--share-all-embeddings")
+    task2, cfg2 = setup(data3, "--arch", "factored_transformer_tiny", "--factor-combine", "concat",
+                        "--share-all-embeddings")
     from mwemt.errors import MwemtError
 
     with pytest.raises(MwemtError, match="share-all-embeddings needs the word factor to keep the full"):

@@ -63,13 +63,13 @@ def test_locate_prefers_exact_then_marked_gap_then_tight(matcher):
 def test_fixture_testset_all_sentences(fixtures, matcher):
     d = fixtures / "testset"
     rows = read_ted_pairs(d / "pairs.tsv")
-    assert [r.line for r in rows] == [3, 4, 5, 6, 7, 8]  # annotator 0's row is left out
+    assert [r.line for r in rows] == [3, 4, 5, 6, 7, 8, 9]  # annotator 0's row is left out
     src = (d / "ted.en").read_text(encoding="utf-8").splitlines()
     ref = (d / "ted.it").read_text(encoding="utf-8").splitlines()
     items, rep = build_ted_testset(rows, ted_sources=src, ted_references=ref, all_sentences=True,
                                    matcher=matcher)
     assert [i.id for i in items] == ["1", "2", "3", "4", "5", "6"]
-    assert rep.located == {"exact": 3, "gap": 1, "fuzzy": 1}
+    assert rep.located == {"exact": 4, "gap": 1, "fuzzy": 1}
     assert [u["mwe_en"] for u in rep.unlocated] == ["glass ceiling"] and rep.empty_references == 1
     i1, i2, i3, i4, i5, _ = items
     assert (i1.mwes[0].indices, i1.mwes[0].lemma, i1.mwes[0].reference) == ((1, 2, 3), "take care of",
@@ -82,6 +82,10 @@ def test_fixture_testset_all_sentences(fixtures, matcher):
     assert (check["mwe_en"], check["correct"], check["ref_ok"], check["mt_ok"], check["match"]) == (
         "ivory towr", "torre d'avorio", False, True, "fuzzy")
     assert i5.meta["unlocated"][0]["mwe_en"] == "glass ceiling"
+    # "live in" is located but has no reference translation: on record, never among the scored MWEs
+    assert [m.surface for m in i5.mwes] == ["ivory tower"]
+    (no_ref,) = i5.meta["no_reference"]
+    assert (no_ref["mwe_en"], no_ref["indices"], no_ref["match"]) == ("live in", [1, 2], "exact")
     assert len(i5.meta["mwe_checks"]) == len(i5.mwes)
     assert i1.meta["mt_it"] == "ha preso cura del giardino ."
 
@@ -133,7 +137,8 @@ def test_cli_from_ted(fixtures, tmp_path, capsys):
                  "--report", str(rep)]) == 0
     err = capsys.readouterr().err
     assert "1 not found" in err and "pairs.tsv:8 sentence 5: 'glass ceiling'" in err
-    items = read_testset(out)
+    assert "1 without a reference translation (not scored" in err
+    items = read_testset(out)  # the reader refuses an MWE with an empty reference: none was written
     assert len(items) == 6 and sum(len(i.mwes) for i in items) == 5
     report = json.loads(rep.read_text(encoding="utf-8"))
     assert report["unlocated"] == 1 and report["items"] == 6 and "sha256" in report["inputs"]["pairs"]

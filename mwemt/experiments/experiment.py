@@ -181,7 +181,8 @@ class Pipeline:
         prep = self.runner.stage("prepare", system, S.prepare_stage,
                                  config=S.PrepareSection(src, tgt, encoding, sections.prepare),
                                  inputs={k: sw.output(k) for k in split_files})
-        job = FairseqJob(sections.model, sections.train, src, tgt, len(FACTOR_NAMES[encoding]), cfg.seed)
+        job = FairseqJob(sections.model, sections.train, src, tgt, len(FACTOR_NAMES[encoding]),
+                         cfg.seed if sections.train.seed is None else sections.train.seed)
         return S.TrainSection(job, annotate, sections.subword.iob), {
             "data": prep.output("data"), "src_model": sw.output("src_model"), "tgt_model": sw.output("tgt_model"),
             **lexicon, **({"filters": ann.output("filters")} if "filters" in ann.outputs else {})}

@@ -187,12 +187,13 @@ def plot_results(results: dict, path: str | Path) -> None:
                            f"{results['baseline']})")
 
 
-def save_figure(fig, path: str | Path, title: str) -> None:
-    """Title, lay out and write a matplotlib figure as PNG, atomically; the figure is closed."""
+def save_figure(fig, path: str | Path, title: str, rect: tuple[float, float, float, float] | None = None) -> None:
+    """Title, lay out (inside ``rect`` of the figure, e.g. to leave room for a figure legend) and write a
+    matplotlib figure as PNG, atomically; the figure is closed."""
     import matplotlib.pyplot as plt
 
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=rect)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path, "wb") as fh:
         fig.savefig(fh, format="png", dpi=110)

@@ -54,10 +54,12 @@ class ModelConfig:
                                "3+3), base (transformer-base, GPU), lstm (the paper's 1+1-layer RNN)")
     arch: str | None = setting(None, doc_default="the preset's", help="a fairseq architecture name instead of "
                                                                       "the preset's")
-    factor_combine: str = setting("concat", choices=FACTOR_COMBINE,
-                                  help="join the source factor embeddings by concatenation or by sum")
+    factor_combine: str = setting("sum", choices=FACTOR_COMBINE,
+                                  help="join the source factor embeddings by sum (every table full size, so the "
+                                       "words keep the baseline's embedding) or by concatenation (the words give "
+                                       "up the factors' dimensions: docs/experiments.md, IOB ablations)")
     factor_embed_dims: tuple[int, ...] | None = setting(
-        None, minimum=1, doc_default="embed/8 per extra factor",
+        None, minimum=1, doc_default="concat: embed/8 per extra factor; sum: embed each",
         help="embedding size of each source factor, words first, e.g. [48, 8, 8]; one per factor of the "
              "system's encoding")
     share: str = setting("decoder", choices=SHARE,
@@ -98,6 +100,9 @@ class TrainConfig:
     device: str = setting("auto", choices=DEVICES, help="where to train (auto: a GPU if there is one)")
     distributed_world_size: int = setting(1, minimum=1, help=">1: fairseq's data-parallel training (GPUs; "
                                                              "CPU processes via torchrun and gloo)")
+    seed: int | None = setting(None, doc_default="the run's seed",
+                               help="fairseq's seed (initialization, batch order, dropout); a second seed of one "
+                                    "system measures how far training noise alone moves its scores")
     log_interval: int = setting(50, minimum=1, help="updates between progress log lines")
     extra_args: tuple[str | int | float, ...] = setting((), help="raw fairseq-train arguments, appended last")
 
@@ -127,4 +132,8 @@ def consistency_problems(prepare: PrepareConfig, model: ModelConfig, train: Trai
     if dims is not None and len(dims) != n_factors:
         problems.append(("model.factor_embed_dims", f"has {len(dims)} sizes but the system's encoding gives "
                                                     f"{n_factors} source factor(s)"))
+    elif dims is not None and model.factor_combine == "sum" and len(set(dims)) > 1:
+        problems.append(("model.factor_embed_dims", f"{list(dims)}: with factor_combine sum every factor has the "
+                                                    "encoder's embedding size; set factor_combine: concat to give "
+                                                    "the factors their own sizes"))
     return problems

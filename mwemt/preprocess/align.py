@@ -14,7 +14,8 @@ this module, so a source MWE is mapped to target words the same way everywhere.
 - eflomal seeds its sampler from the system and has no seed option, so two runs differ on some
   links. `AlignmentCache` keys the directional links by the hash of the exact token lines, extra text
   and settings: the same inputs then give the same alignment, which makes scoring reproducible, and
-  scoring many systems aligns each one once.
+  scoring many systems aligns each one once. Computing an entry holds a lock on it, so processes that
+  align the same input at once (stages side by side) share one alignment.
 
 Sentences longer than eflomal's limit (`MAX_TOKENS`) or with an empty side are not aligned (no
 links), and are counted in `Directional.skipped`.
@@ -33,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.fileio import atomic_directory
+from mwemt.fileio import atomic_directory, exclusive_lock
 
 SYMMETRIZATIONS = ("grow-diag-final-and", "intersection", "union")
 DEFAULT_SYMMETRIZATION = "grow-diag-final-and"
@@ -288,6 +289,10 @@ class AlignmentCache:
     def entry(self, key: str) -> Path:
         return self.directory / key[:2] / key
 
+    def lock(self, key: str) -> Path:
+        """The lock file that serializes computing the entry ``key`` across processes."""
+        return self.directory / key[:2] / f"{key}.lock"
+
     def load(self, key: str, src: Sequence[Tokens], tgt: Sequence[Tokens]) -> Directional | None:
         d = self.entry(key)
         try:
@@ -318,14 +323,20 @@ def align_directional(src: Sequence[Tokens], tgt: Sequence[Tokens], *,
                       cache_dir: str | Path | None = None) -> Directional:
     """Forward and reverse links of each pair, from the cache in ``cache_dir`` when it has them."""
     key = cache_key(src, tgt, extra, config)
-    cache = AlignmentCache(cache_dir) if cache_dir is not None else None
-    if cache is not None:
+    if cache_dir is None:
+        result = run_eflomal(src, tgt, extra=extra, config=config)
+        result.key = key
+        return result
+    cache = AlignmentCache(cache_dir)
+    # eflomal is not seedable: two processes aligning the same input at once (a run's score and report
+    # stages side by side) would get different links and score one system two ways. The first one aligns
+    # and stores; the others wait on the entry's lock and read what it stored.
+    with exclusive_lock(cache.lock(key)):
         hit = cache.load(key, src, tgt)
         if hit is not None:
             return hit
-    result = run_eflomal(src, tgt, extra=extra, config=config)
-    result.key = key
-    if cache is not None:
+        result = run_eflomal(src, tgt, extra=extra, config=config)
+        result.key = key
         cache.store(key, result, {"config": asdict(config), "eflomal": eflomal_version(),
                                   "sentences": len(src)})
     return result

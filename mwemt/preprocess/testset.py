@@ -13,7 +13,9 @@ match with the fewest approximate tokens, then the fewest ``...`` marks without 
 source, then the fewest gap tokens, then the leftmost wins; an MWE typed twice for one sentence
 takes two different occurrences. An MWE that cannot be located is
 never dropped silently: it is listed in the report and in the item's ``meta["unlocated"]`` (or kept
-with empty indices on request).
+with empty indices on request). An MWE whose reference translation is empty (the reference leaves it
+untranslated) cannot be scored: it is counted in the report and kept in ``meta["no_reference"]``,
+never in ``mwes``, which the test-set reader would refuse.
 """
 
 from __future__ import annotations
@@ -215,7 +217,7 @@ class TestsetReport:
         loc = self.located
         return (f"{self.rows} MWE rows in {self.sentences_with_mwes} sentences ({self.sentences} written): "
                 f"{loc['exact']} found verbatim, {loc['gap']} with gaps, {loc['fuzzy']} approximately, "
-                f"{len(self.unlocated)} not found; {self.empty_references} without a reference translation")
+                f"{len(self.unlocated)} not found; {self.empty_references} without a reference translation (not scored; in meta.no_reference)")
 
 
 def build_ted_testset(rows: Sequence[PairRow], *, ted_sources: Sequence[str] | None = None,
@@ -268,6 +270,7 @@ def build_ted_testset(rows: Sequence[PairRow], *, ted_sources: Sequence[str] | N
         mwes: list[TestMwe] = []
         checks: list[dict] = []
         unlocated: list[dict] = []
+        no_reference: list[dict] = []
         used: dict[tuple[str, ...], list[tuple[int, ...]]] = {}
         for r in group:
             patterns = mwe_patterns(r.mwe_en, lang)
@@ -300,6 +303,9 @@ def build_ted_testset(rows: Sequence[PairRow], *, ted_sources: Sequence[str] | N
                 lemma = " ".join(matcher.lemmatizer.lemmatize(located))
                 surface = " ".join(located)
                 check["match"] = loc.how
+            if not r.mwe_ref_it:  # nothing to score a translation against: kept on record, not scored
+                no_reference.append({**check, "indices": list(indices), "lemma": lemma})
+                continue
             mwes.append(TestMwe(indices, lemma, r.mwe_ref_it, "", surface))
             checks.append(check)
         meta: dict = {"snt_id": sid}
@@ -309,6 +315,8 @@ def build_ted_testset(rows: Sequence[PairRow], *, ted_sources: Sequence[str] | N
             meta["mwe_checks"] = checks
         if unlocated:
             meta["unlocated"] = unlocated
+        if no_reference:
+            meta["no_reference"] = no_reference
         items.append(TestItem(str(sid), source, reference, mwes, meta))
     report.sentences = len(items)
     return items, report
