@@ -23,6 +23,8 @@ import json
 import sys
 from pathlib import Path
 
+from mwemt.fileio import write_text
+
 ALPHA = 0.05
 
 
@@ -144,8 +146,6 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.output)
     plot(rows, args.metric, out, args.title)
     table = out.with_suffix(".md")
-    from mwemt.fileio import write_text
-
     write_text(table, markdown(rows, args.metric))   # atomic, like the plot
     print(f"ladder_plot: {len(runs)} runs, {len(args.metric)} metric(s): wrote {out} and {table}", file=sys.stderr)
     return 0

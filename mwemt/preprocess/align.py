@@ -23,6 +23,7 @@ links), and are counted in `Directional.skipped`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -323,22 +324,19 @@ def align_directional(src: Sequence[Tokens], tgt: Sequence[Tokens], *,
                       cache_dir: str | Path | None = None) -> Directional:
     """Forward and reverse links of each pair, from the cache in ``cache_dir`` when it has them."""
     key = cache_key(src, tgt, extra, config)
-    if cache_dir is None:
-        result = run_eflomal(src, tgt, extra=extra, config=config)
-        result.key = key
-        return result
-    cache = AlignmentCache(cache_dir)
+    cache = AlignmentCache(cache_dir) if cache_dir is not None else None
     # eflomal is not seedable: two processes aligning the same input at once (a run's score and report
     # stages side by side) would get different links and score one system two ways. The first one aligns
     # and stores; the others wait on the entry's lock and read what it stored.
-    with exclusive_lock(cache.lock(key)):
-        hit = cache.load(key, src, tgt)
+    with exclusive_lock(cache.lock(key)) if cache is not None else contextlib.nullcontext():
+        hit = cache.load(key, src, tgt) if cache is not None else None
         if hit is not None:
             return hit
         result = run_eflomal(src, tgt, extra=extra, config=config)
         result.key = key
-        cache.store(key, result, {"config": asdict(config), "eflomal": eflomal_version(),
-                                  "sentences": len(src)})
+        if cache is not None:
+            cache.store(key, result, {"config": asdict(config), "eflomal": eflomal_version(),
+                                      "sentences": len(src)})
     return result
 
 

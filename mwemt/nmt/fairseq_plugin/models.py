@@ -5,9 +5,9 @@ sum``, the default: every table of the full size) or concatenated (``concat``, d
 ``--factor-embed-dims`` summing to the embedding size). Sum is the default because concatenation
 takes the factors' dimensions from the words: with two extra factors a 128-dim encoder keeps 96 for
 words, and a model whose factors are constant then scored 1.9 BLEU below the baseline (the cpu-science
-IOB ablation, docs/experiments.md); with sum, constant factors only add a learned bias. The result replaces the word embedding and
-everything after it (scaling, positions, layers) is the stock model. With one factor nothing is
-replaced, so a one-factor model is the baseline parameter for parameter.
+IOB ablation, docs/experiments.md); with sum, constant factors only add a learned bias. The result
+replaces the word embedding and everything after it (scaling, positions, layers) is the stock model.
+With one factor nothing is replaced, so a one-factor model is the baseline parameter for parameter.
 """
 
 from __future__ import annotations
