@@ -18,7 +18,9 @@ import stat
 import sys
 import tarfile
 import tempfile
-from collections.abc import Iterable, Iterator
+import unicodedata
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -150,9 +152,16 @@ def _open_single_member(path: str) -> IO[bytes]:
     """
     try:
         archive = tarfile.open(path, "r:*")
-    except tarfile.TarError as exc:
+    except EOFError:
+        raise InputError("the archive ends early (truncated)", path, expected="a complete .tar.gz holding one file") from None
+    except (tarfile.TarError, zlib.error, gzip.BadGzipFile) as exc:
         raise InputError(f"not a readable tar archive ({exc})", path, expected="a .tar.gz holding one file") from None
-    files = [m for m in archive.getmembers() if m.isfile()]
+    try:
+        files = [m for m in archive.getmembers() if m.isfile()]
+    except (EOFError, zlib.error, gzip.BadGzipFile, tarfile.TarError) as exc:
+        archive.close()
+        what = "the archive ends early (truncated)" if isinstance(exc, EOFError) else f"a damaged archive ({exc})"
+        raise InputError(what, path, expected="a complete .tar.gz holding one file") from None
     if len(files) != 1:
         archive.close()
         names = ", ".join(m.name for m in files[:5]) or "none"
@@ -163,28 +172,95 @@ def _open_single_member(path: str) -> IO[bytes]:
     return _MemberStream(archive, member)
 
 
+# ---------------------------------------------------------------- the one text normalization
+# Every line of text mwemt reads goes through `normalize_text`, here and nowhere else, so that the
+# tokenizer, the lexicon matcher, the metrics and the subword model all see the same characters:
+# - NFC: a letter written as base + combining mark ("e" + U+0301) becomes the one precomposed
+#   character ("\u00e9") that lexicons and references spell, instead of a token of its own;
+# - invisible characters that only hint at line breaking or join nothing are dropped: U+200B ZERO
+#   WIDTH SPACE, U+2060 WORD JOINER and U+FEFF (a byte-order mark, or the old ZERO WIDTH NO-BREAK
+#   SPACE). U+200C/U+200D (zero width non-joiner / joiner) are kept: they change how Persian, Indic
+#   scripts and emoji are written, so dropping them would change the text.
+ZERO_WIDTH_DROPPED = "\u200b\u2060\ufeff"
+_DROP_ZERO_WIDTH = dict.fromkeys(map(ord, ZERO_WIDTH_DROPPED))
+NORMALIZATION = "nfc-zw"   # the name of `normalize_text` in signatures (``norm:nfc-zw``)
+
+
+def normalize_text(text: str) -> str:
+    """``text`` in NFC without the zero-width characters of `ZERO_WIDTH_DROPPED` (ASCII is returned as is)."""
+    if text.isascii():
+        return text
+    if "\u200b" in text or "\u2060" in text or "\ufeff" in text:
+        text = text.translate(_DROP_ZERO_WIDTH)
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text
+
+
+# what a damaged compressed file raises while it is read (zlib's stream errors, a truncated stream,
+# a .gz that is not gzip, a tar whose blocks are cut)
+_DAMAGED = (EOFError, zlib.error, gzip.BadGzipFile, tarfile.TarError)
+
+
+def _damaged_error(exc: BaseException, label: str, lineno: int) -> InputError:
+    if isinstance(exc, EOFError):
+        what = "the compressed file ends early (truncated)"
+    elif isinstance(exc, gzip.BadGzipFile):
+        what = "not gzip data, although the name ends in .gz"
+    else:
+        what = f"damaged compressed data ({exc})"
+    where = f"after line {lineno}: " if lineno else ""
+    return InputError(f"{where}{what}", label, expected="a complete .gz (or tar) file; recompress or download it again")
+
+
+def decode_lines(fh: IO[bytes], label: str, *, normalize: bool = True,
+                 changed: list[int] | None = None) -> Iterator[str]:
+    """The lines of an open binary stream as `iter_lines` gives them: strict UTF-8 (errors name
+    ``label`` and the line), no line ending, `normalize_text` applied (the line numbers it changed
+    are appended to ``changed``), and a damaged compressed stream reported as an `InputError`."""
+    lineno = 0
+    it = iter(fh)
+    while True:
+        try:
+            raw = next(it)
+        except StopIteration:
+            return
+        except _DAMAGED as exc:
+            raise _damaged_error(exc, label, lineno) from None
+        lineno += 1
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"invalid UTF-8 at byte {exc.start}", label, lineno,
+                             expected="UTF-8 text") from None
+        line = line.rstrip("\n").rstrip("\r")
+        if normalize:
+            norm = normalize_text(line)
+            if norm != line:
+                if changed is not None:
+                    changed.append(lineno)
+                line = norm
+        yield line
+
+
 def iter_lines(path: str | Path, *, allow_empty: bool = True, name: str | None = None,
-               allow_empty_file: bool = True) -> Iterator[str]:
+               allow_empty_file: bool = True, normalize: bool = True,
+               changed: list[int] | None = None) -> Iterator[str]:
     """Yield the lines of a UTF-8 text file without their line ending.
 
     Bad UTF-8 raises `InputError` naming the file and line. With ``allow_empty=False`` an
     empty (or whitespace-only) line is an error too, and with ``allow_empty_file=False`` a file
     without any line. ``-`` reads standard input; ``.gz`` files and tar archives holding one file
-    (``.tar.gz``, ``.tgz``, ``.tar``) are read as the text inside.
+    (``.tar.gz``, ``.tgz``, ``.tar``) are read as the text inside, and a damaged one is an
+    `InputError` naming it. Every line is normalized by `normalize_text` (NFC, no zero-width
+    characters, so no byte-order mark either) unless ``normalize=False``; the numbers of the lines
+    that changed are appended to ``changed``.
     """
     label = name or ("<stdin>" if str(path) == "-" else str(path))
     fh = _open_binary(path)
     lineno = 0
     try:
-        for lineno, raw in enumerate(fh, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"invalid UTF-8 at byte {exc.start}", label, lineno,
-                                 expected="UTF-8 text") from None
-            line = line.rstrip("\n").rstrip("\r")
-            if lineno == 1 and line.startswith("\ufeff"):
-                line = line[1:]
+        for lineno, line in enumerate(decode_lines(fh, label, normalize=normalize, changed=changed), 1):
             if not allow_empty and not line.strip():
                 raise InputError("empty line", label, lineno, expected="a non-empty sentence")
             yield line
@@ -195,8 +271,19 @@ def iter_lines(path: str | Path, *, allow_empty: bool = True, name: str | None =
             fh.close()
 
 
-def read_lines(path: str | Path, *, allow_empty: bool = True) -> list[str]:
-    return list(iter_lines(path, allow_empty=allow_empty))
+def read_lines(path: str | Path, *, allow_empty: bool = True, changed: list[int] | None = None) -> list[str]:
+    return list(iter_lines(path, allow_empty=allow_empty, changed=changed))
+
+
+def check_line_lengths(lines: Iterable[str], limit: int, path: str | Path, *, why: str,
+                       unit: str = "characters", size: Callable[[str], int] = len, first: int = 1) -> None:
+    """Refuse the first line longer than ``limit`` (``size(line)`` in ``unit``), naming its file and
+    line: commands whose cost grows with a line's length check this before any work."""
+    for lineno, line in enumerate(lines, first):
+        n = size(line)
+        if n > limit:
+            raise InputError(f"a line of {n:,} {unit} is longer than the limit of {limit:,} {unit} ({why})",
+                             path, lineno, expected=f"lines of at most {limit:,} {unit}: split or drop longer ones")
 
 
 def iter_parallel(*paths: str | Path, allow_empty: bool = False) -> Iterator[tuple[str, ...]]:
@@ -251,7 +338,9 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str = "utf-8") -> 
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     except OSError as exc:
-        raise MwemtError(f"{path}: cannot write there: {exc.strerror} (expected a writable output path)") from None
+        blocker = file_in_the_way(path.parent)
+        why = f"{blocker} is a file, not a directory" if blocker is not None else exc.strerror
+        raise MwemtError(f"{path}: cannot write there: {why} (expected a writable output path)") from None
     _PARTIAL.add(tmp)
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs get the usual permissions
@@ -291,13 +380,45 @@ def remove_partial_files() -> None:
 on_force_exit(remove_partial_files)
 
 
+def file_in_the_way(directory: str | Path) -> Path | None:
+    """The first of ``directory`` and its parents that exists but is not a directory (a file where a
+    directory of an output path must be), or None."""
+    directory = Path(directory)
+    for p in (directory, *directory.parents):
+        if p.is_dir():
+            return None
+        if p.exists() or p.is_symlink():
+            return p
+    return None
+
+
+def make_directory(path: str | Path) -> Path:
+    """Create the directory ``path`` and its parents (an existing one is fine); a file in the way or
+    an unwritable place is a `MwemtError` that names it."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = file_in_the_way(path)
+        why = f"{blocker} is a file, not a directory" if blocker is not None else exc.strerror
+        raise MwemtError(f"{path}: cannot create this directory: {why} (expected a writable directory path)") from None
+    return path
+
+
+def new_file_mode(directory: bool = False) -> int:
+    """The mode a new file (0666) or directory (0777) gets under this process's umask: what the 0600
+    and 0700 of `tempfile.mkstemp`/`mkdtemp` are widened to before they are renamed into place."""
+    return (0o777 if directory else 0o666) & ~_UMASK
+
+
 @contextlib.contextmanager
 def atomic_directory(path: str | Path) -> Iterator[Path]:
     """Fill a temporary directory beside ``path``; it replaces ``path`` only if the block succeeds."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_directory(path.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent))
     try:
+        os.chmod(tmp, new_file_mode(directory=True))   # mkdtemp makes 0700
         yield tmp
         if path.exists():
             shutil.rmtree(path)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mwemt.errors import InputError
-from mwemt.fileio import atomic_write, iter_lines
+from mwemt.fileio import atomic_write, iter_lines, normalize_text
 from mwemt.idiom_lexicons import EPIE_LIST, read_epie, read_lidioms
 from mwemt.records import LexiconEntry, Mwe, TestItem, TestMwe
 
@@ -612,8 +612,12 @@ def _test_mwe(m, n_tokens: int, n_ref_tokens: int | None = None) -> TestMwe:
     part = m.get("part", "")
     if part not in TEST_PARTS:
         raise ValueError(f"MWE part {part!r} is not one of {', '.join(map(repr, TEST_PARTS))}")
+    alternatives = m.get("alternatives", [])
+    if not isinstance(alternatives, list) or not all(isinstance(a, str) and a.strip() for a in alternatives):
+        raise ValueError(f"MWE alternatives {alternatives!r} are not a list of non-empty strings")
     return TestMwe(tuple(indices), m["lemma"], m["reference"], m.get("category", ""), m.get("surface", ""),
-                   m.get("name", ""), tuple(ref_indices), scores["confidence"], scores["compositionality"], part)
+                   m.get("name", ""), tuple(ref_indices), scores["confidence"], scores["compositionality"], part,
+                   tuple(alternatives))
 
 
 TEST_PARTS = ("", "idiomatic", "literal")
@@ -628,10 +632,13 @@ def _unit_score(value, key: str) -> float | None:
     return float(value)
 
 
-def read_testset(path: str | Path) -> list[TestItem]:
-    """Read an MWE test set (JSONL); every record and MWE is checked, errors name the line."""
+def read_testset(path: str | Path, *, changed: list[int] | None = None) -> list[TestItem]:
+    """Read an MWE test set (JSONL); every record and MWE is checked, errors name the line.
+
+    Source and reference are normalized as every text line is (`mwemt.fileio.normalize_text`), also
+    where JSON escapes spell the characters; the numbers of the lines that changed go to ``changed``."""
     items: list[TestItem] = []
-    for lineno, line in enumerate(iter_lines(path), 1):
+    for lineno, line in enumerate(iter_lines(path, changed=changed), 1):
         if not line.strip():
             continue
         try:
@@ -640,6 +647,12 @@ def read_testset(path: str | Path) -> list[TestItem]:
                 raise ValueError(f"the line is a JSON {type(obj).__name__}, not an object")
             if not isinstance(obj["source"], str) or not isinstance(obj["reference"], str):
                 raise ValueError("source and reference must be strings")
+            for key in ("source", "reference"):
+                text = normalize_text(obj[key])
+                if text != obj[key]:
+                    obj[key] = text
+                    if changed is not None and (not changed or changed[-1] != lineno):
+                        changed.append(lineno)
             if not isinstance(obj.get("mwes", []), list):
                 raise ValueError("mwes must be a list")
             n_tokens = len(obj["source"].split())
@@ -664,7 +677,8 @@ def testitem_to_json(item: TestItem) -> str:
                      **({"reference_indices": list(m.reference_indices)} if m.reference_indices else {}),
                      **({"confidence": m.confidence} if m.confidence is not None else {}),
                      **({"compositionality": m.compositionality} if m.compositionality is not None else {}),
-                     **({"part": m.part} if m.part else {})}
+                     **({"part": m.part} if m.part else {}),
+                     **({"alternatives": list(m.alternatives)} if m.alternatives else {})}
                     for m in item.mwes]}
     if item.meta:
         obj["meta"] = item.meta
@@ -690,13 +704,15 @@ COMPOSITIONALITY_HEADER = "mwe\tcompositionality"
 MISSING_COMPOSITIONALITY = ("na", "none", "nan")  # an MWE known to have no prediction
 
 
-def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float | None, int]]:
+def iter_compositionality(path: str | Path, *, header: list[tuple[int, str]] | None = None
+                          ) -> Iterator[tuple[str, float | None, int]]:
     """Yield ``(mwe, score, line)`` from ``mwe<TAB>score`` lines (score in [0, 1], 1 = compositional).
 
     An optional header (``mwe<TAB>compositionality``, or any first line whose score is not a
     number) is skipped, as are blank lines and ``#`` comments; extra columns are ignored. MWEs are
     lowercased space-separated lemmas; an underscore-joined form (``ivory_tower``) is accepted.
-    A score ``NA`` says the MWE is known but has no prediction: the score is None.
+    A score ``NA`` says the MWE is known but has no prediction: the score is None. The line and
+    score of a skipped header go to ``header``.
     """
     first = True
     for lineno, line in enumerate(iter_lines(path), 1):
@@ -718,6 +734,8 @@ def iter_compositionality(path: str | Path) -> Iterator[tuple[str, float | None,
         except ValueError:
             if first:
                 first = False
+                if header is not None:
+                    header.append((lineno, raw))
                 continue
             raise InputError(f"score {raw!r} is not a number", path, lineno,
                              expected="a score in [0, 1] (1 = compositional), or NA") from None
@@ -736,12 +754,17 @@ def read_compositionality(path: str | Path, *, keep_missing: bool = False) -> di
     ``NA`` lines (MWEs without a prediction) are left out, or kept as None with ``keep_missing``.
     """
     out: dict[str, float | None] = {}
-    for mwe, value, lineno in iter_compositionality(path):
+    header: list[tuple[int, str]] = []
+    for mwe, value, lineno in iter_compositionality(path, header=header):
         if mwe in out and out[mwe] != value:
             raise InputError(f"{mwe!r} appears twice with different scores ({out[mwe]} and {value})",
                              path, lineno, expected="one score per MWE")
         out[mwe] = value
     if not any(v is not None for v in out.values()) and not (keep_missing and out):
+        if header and header[0][1] != COMPOSITIONALITY_HEADER.split("\t")[1]:  # a bad score, not a header
+            lineno, raw = header[0]
+            raise InputError(f"no compositionality scores: the score {raw!r} is not a number (the line was read "
+                             "as a header)", path, lineno, expected="mwe<TAB>score lines with a score in [0, 1]")
         raise InputError("no compositionality scores", path, expected="mwe<TAB>score lines")
     return out if keep_missing else {k: v for k, v in out.items() if v is not None}
 

@@ -43,6 +43,14 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+def usable_cores() -> int:
+    """The cores this process may use (its CPU affinity), at least 1: the most workers worth forking."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def interrupt_exit_code(exc: BaseException) -> int:
     """The shell convention for a run stopped by a signal: 128 + signal number (130 for Ctrl-C)."""
     return 128 + getattr(exc, "signum", signal.SIGINT)

@@ -107,8 +107,10 @@ class TestMwe:
     by word alignment. ``confidence`` (0-1) is how sure identification is that this occurrence is
     idiomatic, ``compositionality`` (0-1, 1 = compositional) the MWE type's predicted
     compositionality, and ``part`` the test part it belongs to ("idiomatic" or "literal", see
-    `mwemt.preprocess.testset_select`); None / "" = unknown. New fields are added with defaults, so
-    older test-set files stay readable.
+    `mwemt.preprocess.testset_select`); None / "" = unknown. ``alternatives``: other acceptable
+    translations of the MWE (e.g. from `mwemt.preprocess.mwe_table`), which the MWE score credits
+    with ``--mwe-alternatives``. New fields are added with defaults, so older test-set files stay
+    readable.
     """
 
     __test__ = False  # not a pytest class
@@ -123,6 +125,7 @@ class TestMwe:
     confidence: float | None = None
     compositionality: float | None = None
     part: str = ""
+    alternatives: tuple[str, ...] = ()  # other acceptable translations (an MWE translation table's), issue 29
 
     @property
     def display_name(self) -> str:

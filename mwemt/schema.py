@@ -29,6 +29,10 @@ from mwemt.errors import InputError, MwemtError
 
 PATH_KINDS = ("file", "dir", "exists", "prefix", "any")
 
+# The range of every seed, in configs and on the command line: sentencepiece's random seed is an
+# unsigned 32-bit integer and numpy's RandomState (fairseq's batches) takes 0 to 2**32 - 1.
+SEED_MAX = 2**32 - 1
+
 
 # ---------------------------------------------------------------- where a value came from
 

@@ -23,12 +23,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from mwemt.errors import InputError
 from mwemt.evaluate.parseme import IdentificationScores, score_identification
-from mwemt.fileio import atomic_write, iter_lines
-from mwemt.preprocess.annotate import Annotator
+from mwemt.fileio import atomic_write
+from mwemt.preprocess.annotate import Annotator, load_lexicon
 from mwemt.preprocess.corpus_filters import estimate_for_gaps
-from mwemt.preprocess.lexicon import load_lexicon
+from mwemt.preprocess.mwe_context import read_dimsum
 from mwemt.provenance import manifest, write_json
 from mwemt.records import Mwe
 
@@ -39,51 +38,6 @@ OEWN = SHARED / "lexicons" / "wordnet-mwe" / "derived" / "oewn_english_mwe_lemma
 EUROPARL = SHARED / "parallel" / "europarl-en-it" / "data" / "pivot" / "triples.en.gz"
 GRID = {"max_gap": (0, 1, 2, 3), "min_association": (0.0, 0.25, 0.5, 0.75, 0.9),
         "min_variability": (0.0, 0.25, 0.5, 0.75, 0.9)}
-
-
-def read_dimsum(path: str | Path) -> list[tuple[list[str], list[Mwe]]]:
-    """(forms, gold MWEs) per sentence; an MWE is a chain of tokens linked by their parent offsets."""
-    out: list[tuple[list[str], list[Mwe]]] = []
-    forms: list[str] = []
-    parent: list[int] = []
-
-    def close() -> None:
-        if not forms:
-            return
-        group = list(range(len(forms)))
-
-        def root(i: int) -> int:
-            while group[i] != i:
-                i = group[i]
-            return i
-
-        for i, p in enumerate(parent):
-            if p > 0:
-                group[root(i)] = root(p - 1)
-        members: dict[int, list[int]] = {}
-        for i in range(len(forms)):
-            members.setdefault(root(i), []).append(i)
-        mwes = [Mwe(tuple(idx), " ".join(forms[i].lower() for i in idx)) for idx in members.values() if len(idx) > 1]
-        out.append((list(forms), sorted(mwes)))
-        forms.clear()
-        parent.clear()
-
-    for lineno, line in enumerate(iter_lines(path), 1):
-        if not line.strip():
-            close()
-            continue
-        cols = line.split("\t")
-        if len(cols) < 9 or not cols[0].isdigit() or not cols[5].isdigit() or cols[4] not in set("OoBbIi"):
-            raise InputError(f"{len(cols)} columns / bad fields", path, lineno,
-                             expected="offset, form, lemma, POS, MWE flag (OoBbIi), parent offset, strength, "
-                                      "supersense, sentence id (TAB-separated)")
-        if int(cols[0]) != len(forms) + 1 or int(cols[5]) > len(forms):
-            raise InputError(f"token offset {cols[0]} / parent {cols[5]} out of place", path, lineno,
-                             expected=f"offset {len(forms) + 1} and a parent before it")
-        forms.append(cols[1])
-        parent.append(int(cols[5]))
-    close()
-    return out
 
 
 def with_lemmas(sentences, annotator: Annotator) -> list[tuple[list[str], list[str], list[Mwe]]]:

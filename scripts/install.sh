@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install mwemt and everything it needs into the active Python environment (use a virtualenv).
 #   system:  Debian's WordNet 3.0 (wordnet-base, wordnet-sense-index) where apt-get exists and we may use it
-#   python:  torch 2.13.0 (CPU), fairseq-fixed 0.12.3.1, mwemt with its nmt and dev extras
+#   python:  torch 2.13.0 (CPU), fairseq-fixed 0.12.3.1, mwemt with its nmt, dev and slurm extras
 # Nothing is downloaded at run time afterwards: WordNet is linked into NLTK's data path here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +31,7 @@ fi
 #    isolated build environment (which would pull a multi-gigabyte CUDA torch)
 $PY -m pip install --quiet --upgrade pip "setuptools>=64" wheel cython "numpy>=1.24"
 $PY -m pip install --quiet torch==2.13.0
-$PY -m pip install --quiet --no-build-isolation -e ".[nmt,dev]"
+$PY -m pip install --quiet --no-build-isolation -e ".[nmt,dev,slurm]"
 
 # 3. make WordNet readable by NLTK offline (writes the lexnames file Debian does not ship)
 $PY -m mwemt.wordnet

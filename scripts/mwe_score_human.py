@@ -21,10 +21,13 @@ counting half). 95% CIs come from a seeded bootstrap over *sentences* (rows of o
 together); differences (default - today, TESLA variants - tesla) are paired: the same resamples.
 The AUCs on odd and even sentence ids show how stable a difference is across halves.
 ``disagreements.tsv`` samples the default's disagreements with the verdicts, to read and classify.
+With ``--table`` (an MWE translation table, `mwemt testset table`), rows are added where every
+attested translation counts (``--mwe-alternatives table``, issue 29), each with its paired AUC
+difference to the default.
 
     python scripts/mwe_score_human.py --out runs/mwe_score_human \
         --extra ../shared/data/parallel/europarl-en-it/data/pivot/triples.{en,it}.gz --extra-max 30000 \
-        --wordnet ../shared/data/lexicons/wordnet-mwe/wns/ita/wn-data-ita.tab
+        --wordnet ../shared/data/lexicons/wordnet-mwe/wns/ita/wn-data-ita.tab --table ted_table_merged.jsonl
 """
 
 from __future__ import annotations
@@ -127,9 +130,28 @@ class Variant(NamedTuple):
     precision: float = 0.0
     compat: str | None = None
     window: int = 0
+    table_min_count: int | None = None  # None: single reference; else alternatives from the table
+    table_sources: tuple[str, ...] | None = None  # None: every source of the table
 
 
 DEFAULT_VARIANT = "default"  # MweScore's defaults
+
+
+def table_variants(default: Variant) -> list[Variant]:
+    """The default with every attested translation counting (issue 29): alternatives from the MWE
+    translation table at several minimum counts, and from each source alone."""
+    out = [default._replace(name=f"default+alts:table,min{k}", what=f"the default, alternatives from the table "
+                            f"(aligned translations seen >= {k} times, and the dictionary's)", table_min_count=k)
+           for k in (1, 2, 3, 5)]
+    out.append(default._replace(name="default+alts:dictionary", what="the default, the dictionary's translations "
+                                "as alternatives", table_min_count=1, table_sources=("dictionary",)))
+    out.append(default._replace(name="default+alts:aligned,min2", what="the default, aligned translations seen >= 2 "
+                                "times as alternatives", table_min_count=2, table_sources=("aligned",)))
+    for k in (1, 2):  # a short alternative matches inside a longer wrong rendering: precision charges the rest
+        out.append(default._replace(name=f"default+alts:table,min{k}+prec0.25", what=f"the default, table "
+                                    f"alternatives (>= {k}), precision weight 0.25", table_min_count=k,
+                                    precision=0.25))
+    return out
 
 
 def variants(wordnet: bool) -> list[Variant]:
@@ -177,10 +199,19 @@ def variants(wordnet: bool) -> list[Variant]:
     return out
 
 
-def scorer_for(v: Variant, wordnet_path: Path | None) -> MweScore:
+def scorer_for(v: Variant, wordnet_path: Path | None, table=None, table_name: str = "") -> MweScore:
     wn = omw_wordnet(str(wordnet_path)) if v.matching.synonyms and wordnet_path else None
+    if v.table_min_count is not None and table is not None and v.table_sources is not None:
+        from mwemt.preprocess.mwe_table import MweTranslationTable
+
+        table = MweTranslationTable({k: table.translations(k, min_count=0, sources=v.table_sources)
+                                     for k in table.keys() if table.translations(k, min_count=0,
+                                                                                 sources=v.table_sources)})
+        table_name += ":" + "+".join(v.table_sources)
+    alts = {} if v.table_min_count is None else {"alternatives": "table", "table": table,
+                                                  "table_min_count": v.table_min_count, "table_name": table_name}
     return MweScore("it", pretokenized=True, align=MweAlignSettings("none", window=v.window), matching=v.matching,
-                    precision=v.precision, wordnet=wn, compat=v.compat)
+                    precision=v.precision, wordnet=wn, compat=v.compat, **alts)
 
 
 def disagreements(rows, scores, labels, items, rows_of_mwe, alignments, all_rows, n: int, seed: int) -> list[str]:
@@ -256,6 +287,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tesla-lexicon", type=Path, help="Italian MWE lexicon: adds the TESLA-like rows")
     ap.add_argument("--tesla-compositionality", type=Path, help="Italian mwe<TAB>score table for tesla-comp")
     ap.add_argument("--align-cache", type=Path, default=Path("runs/align-cache"))
+    ap.add_argument("--table", type=Path, help="MWE translation table (`mwemt testset table`): adds the rows "
+                                               "that credit every attested translation (--mwe-alternatives table)")
+    ap.add_argument("--write-types", type=Path, metavar="FILE",
+                    help="write the TED MWE types (table keys of two words or more, one per line: a list lexicon "
+                         "for `mwemt testset table`) and stop")
     ap.add_argument("--disagreements", type=int, default=40,
                     help="write this many disagreements of the default score to disagreements.tsv")
     args = ap.parse_args(argv)
@@ -263,6 +299,13 @@ def main(argv: list[str] | None = None) -> int:
     rows, skipped = read_final_rows(args.pairs)
     all_rows = read_ted_pairs(args.pairs, "FINAL")
     items, _ = build_ted_testset(all_rows, keep_unlocated=True)
+    if args.write_types:
+        from mwemt.preprocess.mwe_table import mwe_key
+
+        keys = sorted({mwe_key(m) for it in items for m in it.mwes if len(mwe_key(m).split()) >= 2})
+        write_lines(args.write_types, keys)
+        print(f"{len(keys)} MWE types written to {args.write_types}")
+        return 0
     # each kept row -> (item, MWE position) through the row's line in the table
     where = {check["line"]: (k, m) for k, it in enumerate(items) for m, check in enumerate(it.meta["mwe_checks"])}
     rows_of_mwe = [where[r["line"]] for r in rows]
@@ -294,8 +337,16 @@ def main(argv: list[str] | None = None) -> int:
         whats[name] = what
         results[name] = agreement(values, labels, groups, args.bootstrap, args.seed)
 
-    for v in variants(args.wordnet is not None):
-        scorer = scorer_for(v, args.wordnet)
+    table = None
+    all_variants = variants(args.wordnet is not None)
+    if args.table:
+        from mwemt.preprocess.mwe_table import MweTranslationTable
+
+        table = MweTranslationTable.read(args.table)
+        default = next(v for v in all_variants if v.name == DEFAULT_VARIANT)
+        all_variants += table_variants(default)
+    for v in all_variants:
+        scorer = scorer_for(v, args.wordnet, table, args.table.name if args.table else "")
         stats = scorer.sentence_stats(hyps, refs, alignments if v.aligned else None)
         add(v.name, v.what, np.nan_to_num(stats.info["mwe_scores"][flat] * 100.0, nan=0.0))
         signatures[v.name] = str(scorer.signature(stats)).replace("align:given", f"align:{align_signature}")
@@ -305,6 +356,10 @@ def main(argv: list[str] | None = None) -> int:
         add(name, "sacrebleu sentence score of the MT sentence vs the reference sentence", values)
     differences = {"default - today": paired_auc_difference(scores_of[DEFAULT_VARIANT], scores_of["today"], labels,
                                                             groups, args.bootstrap, args.seed)}
+    for name in scores_of:
+        if name.startswith("default+alts"):
+            differences[f"{name} - default"] = paired_auc_difference(scores_of[name], scores_of[DEFAULT_VARIANT],
+                                                                     labels, groups, args.bootstrap, args.seed)
     if args.tesla_lexicon:
         tesla, tesla_signatures = tesla_scores(items, rows_of_mwe, args)
         for name, values in tesla.items():
@@ -362,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
     write_json(args.out / "report.json", {
         "results": results, "differences": differences, "counts": counts, "signatures": signatures,
         "alignment": align_signature, "alignment_seconds": align_seconds, "whats": whats,
-        "provenance": manifest("mwe-score-human", inputs={"pairs": args.pairs},
+        "provenance": manifest("mwe-score-human", inputs={"pairs": args.pairs,
+                                                          **({"table": args.table} if args.table else {})},
                                config={k: str(v) for k, v in vars(args).items()}, seed=args.seed)})
     sys.stdout.write(text)
     return 0

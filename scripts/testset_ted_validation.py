@@ -27,7 +27,10 @@ split by shape (contiguous or gapped in the source, length) and by the human che
 (N = the annotators judged the reference sentence's translation of the MWE wrong or missing).
 
 eflomal samples with a seed of its own, so the whole alignment is repeated ``--runs`` times and
-the spread of the overall numbers reported.
+the spread of the overall numbers reported. The span rules of issue 29 (`SpanRules`: negation,
+clitics, articles, known translations; the ``function_only`` filter) are compared with the rule
+before them on the same links ("Span rules" table); ``--dictionary`` and ``--table`` give the
+known translations; ``--cache`` reuses an alignment (the runs are then not independent).
 
     python scripts/testset_ted_validation.py --out runs/ted_validation
 """
@@ -49,7 +52,13 @@ from mwemt.evaluate.function_words import stop_list  # noqa: E402
 from mwemt.evaluate.mwe_score import word_pieces  # noqa: E402
 from mwemt.fileio import read_lines, write_lines, write_text  # noqa: E402
 from mwemt.preprocess.align import SYMMETRIZATIONS, AlignConfig, align_directional, read_extra  # noqa: E402
-from mwemt.preprocess.aligned_testset import ReferenceFilters, aligned_reference, filter_reason  # noqa: E402
+from mwemt.preprocess.aligned_testset import (  # noqa: E402
+    ReferenceFilters,
+    SpanRules,
+    aligned_reference,
+    filter_reason,
+)
+from mwemt.preprocess.mwe_table import MweTranslationTable, mwe_key, read_dictionary  # noqa: E402
 from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs  # noqa: E402
 from mwemt.preprocess.tokenize import tokenize  # noqa: E402
 from mwemt.provenance import manifest, write_json  # noqa: E402
@@ -143,17 +152,24 @@ def load_mwes(pairs: Path, src_path: Path, ref_path: Path) -> tuple[list[dict], 
                 continue
             src_words = [w.lower() for w in m.surface.split()]
             out.append({"sent": sid - 1, "indices": m.indices, "surface": m.surface, "human": m.reference,
+                        "key": mwe_key(m),
                         "gold": gold, "category": mwe_category(src_words),
                         "shape": ("gapped" if m.indices[-1] - m.indices[0] + 1 > len(m.indices) else "contiguous"),
                         "length": len(m.indices), "ref_check": _check_value(check["ref_check"])})
     return out, dict(left_out, rows=len(rows), evaluated=len(out))
 
 
-def evaluate(mwes: list[dict], links, tgt_tokens, filters: ReferenceFilters) -> list[dict]:
+def evaluate(mwes: list[dict], links, tgt_tokens, filters: ReferenceFilters, rules: SpanRules | None = None,
+             src_tokens=None, table: MweTranslationTable | None = None) -> list[dict]:
+    """Derive every MWE's translation (``rules``; candidates from ``table``) and compare it."""
     rows = []
     for m in mwes:
-        ref = aligned_reference(m["indices"], links[m["sent"]], tgt_tokens[m["sent"]])
-        reason = filter_reason(ref, m["length"], filters)
+        src = src_tokens[m["sent"]] if src_tokens is not None else None
+        cands = [e.translation for e in table.translations(m["key"], min_count=2)] if table is not None else ()
+        ref = aligned_reference(m["indices"], links[m["sent"]], tgt_tokens[m["sent"]], src_tokens=src,
+                                rules=rules, candidates=cands)
+        reason = filter_reason(ref, m["length"], filters,
+                               src_tokens=[src[i] for i in m["indices"]] if src is not None else None)
         pred = words_of(ref.text) if ref is not None else []
         f1 = token_f1(pred, m["gold"])
         rows.append({**m, "derived": ref.text if ref is not None else "", "filtered": reason or "",
@@ -212,6 +228,12 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=60, help="disagreements written out for reading")
     ap.add_argument("--seed", type=int, default=11, help="seed of the disagreement sample")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--cache", type=Path, help="alignment cache directory (default: none, so runs are independent)")
+    ap.add_argument("--dictionary", type=Path,
+                    default=SHARED / "lexicons" / "wordnet-mwe" / "derived" / "en-ita.multiwordnet.tsv",
+                    help="bilingual dictionary whose MWE translations are span candidates ('' = none)")
+    ap.add_argument("--table", type=Path, help="an MWE translation table (`mwemt testset table`) whose translations "
+                                               "are span candidates too (row spans+table)")
     args = ap.parse_args()
 
     d = args.data
@@ -236,6 +258,20 @@ def main() -> int:
         inputs["tatoeba"] = TATOEBA
     extra = (extra_src, extra_tgt) if extra_src else None
     filters = ReferenceFilters()
+    # the rule before issue 29 (aligned words only, three filters), the new span rules, and the new
+    # rules with the dictionary's translations as candidates
+    dict_table = None
+    if str(args.dictionary) not in ("", "."):
+        dict_table = MweTranslationTable()
+        dict_table.add_dictionary(read_dictionary(args.dictionary, min_words=2), lang="it",
+                             keys={m["key"] for m in mwes})
+        inputs["dictionary"] = args.dictionary
+    setups = {"before": (SpanRules.none(), ReferenceFilters(function_only=False), None),
+              "spans": (SpanRules(candidates=False), filters, None),
+              "spans+dictionary": (SpanRules(), filters, dict_table)}
+    if args.table:
+        setups["spans+table"] = (SpanRules(), filters, MweTranslationTable.read(args.table))
+        inputs["table"] = args.table
     config = AlignConfig(samplers=args.samplers)
     print(f"{counts['evaluated']} MWEs to compare ({counts}); {len(src)} TED pairs + {len(extra_src)} extra",
           file=sys.stderr)
@@ -243,16 +279,25 @@ def main() -> int:
     runs = []
     for run in range(args.runs):
         t0 = time.perf_counter()
-        directional = align_directional(src, tgt, extra=extra, config=config)  # no cache: independent runs
+        # no cache (the default): independent runs
+        directional = align_directional(src, tgt, extra=extra, config=config, cache_dir=args.cache)
         seconds = time.perf_counter() - t0
         by_sym = {}
         for sym in SYMMETRIZATIONS:
-            rows = evaluate(mwes, directional.symmetrized(src, tgt, sym), tgt, filters)
+            links = directional.symmetrized(src, tgt, sym)
+            rules, setup_filters, setup_table = setups["spans+dictionary" if dict_table is not None else "spans"]
+            rows = evaluate(mwes, links, tgt, setup_filters, rules, src, setup_table)
             by_sym[sym] = {"summary": summarize(rows), "rows": rows}
-        runs.append({"seconds": seconds, "by_sym": by_sym})
-        s = by_sym["grow-diag-final-and"]["summary"]
-        print(f"run {run + 1}: {seconds:.1f} s; gdfa kept {s['kept']}/{s['n']} exact {s['exact']:.3f} "
-              f"F1 kept {s['f1_kept']:.3f} F1 all {s['f1_all']:.3f}", file=sys.stderr)
+            if sym == "grow-diag-final-and":
+                by_setup = {}
+                for name, (r, f, t) in setups.items():
+                    by_setup[name] = summarize(evaluate(mwes, links, tgt, f, r, src, t))
+                    by_setup[name]["filtered"] = dict(Counter(x["filtered"] for x in evaluate(
+                        mwes, links, tgt, f, r, src, t) if x["filtered"]))
+        runs.append({"seconds": seconds, "by_sym": by_sym, "by_setup": by_setup})
+        for name, s in by_setup.items():
+            print(f"run {run + 1}: {seconds:.1f} s; gdfa {name}: kept {s['kept']}/{s['n']} exact {s['exact']:.3f} "
+                  f"F1 kept {s['f1_kept']:.3f} F1 all {s['f1_all']:.3f} dropped {s['filtered']}", file=sys.stderr)
 
     main_rows = runs[0]["by_sym"]["grow-diag-final-and"]["rows"]
     out = args.out
@@ -261,6 +306,10 @@ def main() -> int:
             f"extra parallel text: {len(extra_src)} pairs (Europarl {args.europarl}, Tatoeba {args.tatoeba}); "
             f"eflomal samplers {args.samplers}; filters {filters}\n",
             "## grow-diag-final-and, run 1\n", table(main_rows), "\n" + filter_table(main_rows),
+            "\n## Span rules (grow-diag-final-and, run 1)\n",
+            "| rules | kept | exact (kept) | token F1 (kept) | token F1 (all) | dropped |", "| --- | ---: | ---: | ---: | ---: | --- |",
+            *[f"| {name} | {s['kept'] / s['n']:.1%} | {s['exact']:.3f} | {s['f1_kept']:.3f} | {s['f1_all']:.3f} | "
+              f"{s['filtered']} |" for name, s in runs[0]["by_setup"].items()],
             f"\n## Overall, {args.runs} independent eflomal runs\n",
             "| symmetrization | kept | exact (kept) | token F1 (kept) | token F1 (all) |",
             "| --- | ---: | ---: | ---: | ---: |"]
@@ -283,7 +332,7 @@ def main() -> int:
         f"{r['ref_check']}\t{' '.join(src[r['sent']])}\t{' '.join(tgt[r['sent']])}" for r in sample])
     write_json(out / "results.json", manifest(
         "testset-ted-validation", inputs=inputs, config={**{k: str(v) for k, v in vars(args).items()}, "filters": str(filters)}, seed=args.seed,
-        counts=counts, runs=[{"seconds": r["seconds"], **{s: v["summary"] for s, v in r["by_sym"].items()}}
+        counts=counts, runs=[{"seconds": r["seconds"], "span_rules": r["by_setup"], **{s: v["summary"] for s, v in r["by_sym"].items()}}
                              for r in runs],
         rows=[{k: v for k, v in r.items() if k != "gold"} for r in main_rows]))
     print((out / "table.md").read_text())

@@ -85,8 +85,9 @@ def test_a_full_disk_is_one_line_and_exit_2(capsys):
 
 
 def test_negative_width_is_refused(capsys):
-    code, err = run_cli(["score", "--hyp", EVAL / "hyp_a.it", "--ref", EVAL / "ref.it", "--width", "-3"], capsys)
-    assert code == 2 and "--width must be 0 or more" in err
+    with pytest.raises(SystemExit) as exc:  # argparse refuses it (its range: mwemt.cli.argtypes)
+        run_cli(["score", "--hyp", EVAL / "hyp_a.it", "--ref", EVAL / "ref.it", "--width", "-3"], capsys)
+    assert exc.value.code == 2 and "argument --width: expected an integer from 0 to 10" in capsys.readouterr().err
 
 
 def test_a_run_directory_under_a_file_is_one_line_and_exit_2(tmp_path, capsys):
@@ -243,10 +244,15 @@ def test_a_system_identical_to_the_baseline_gets_p_1_for_every_metric(tmp_path, 
     copy.write_text((EVAL / "hyp_a.it").read_text())
     metrics = list(metric_names())
     out = tmp_path / "s.json"
+    # LiTER and term use need a dictionary and given translations
+    (tmp_path / "dict.tsv").write_text("take\tprendere\ncare\tcura\nlot\tlotto\nfish\tpesce\n")
+    (tmp_path / "terms.tsv").write_text("take care of\tpreso cura di\na lot of\tun sacco di\n")
     code, err = run_cli(["score", "--hyp", f"base={EVAL / 'hyp_a.it'}", "--hyp", f"same={copy}",
                          "--hyp", f"other={EVAL / 'hyp_b.it'}", "--ref", EVAL / "ref.it",
                          "--testset", EVAL / "testset.jsonl", "--lang", "it", "--no-wordnet",
                          "--compositionality", EVAL / "comp.it.tsv", "--metrics", ",".join(metrics),
+                         "--dictionary", tmp_path / "dict.tsv", "--dictionary-format", "bilingual",
+                         "--terms", tmp_path / "terms.tsv",
                          "--paired-bs", "--bs-samples", "200", "--json", "-o", out], capsys)
     assert code == 0, err
     data = json.loads(out.read_text())["metrics"]

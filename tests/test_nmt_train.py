@@ -206,10 +206,13 @@ def test_fairseq_generate_loads_a_saved_checkpoint(models):
 
 
 def test_the_model_directory_is_the_train_stage_and_one_set_of_markers(models):
-    """One pipeline: WORKDIR/model links to the train stage; no second cache (`*.done.json`) exists."""
+    """One pipeline: WORKDIR/model holds the train stage's files (hard links, not a link to the stage
+    directory); no second cache (`*.done.json`) exists."""
     work = models["root"] / "iob"
-    assert models["iob"] == work / "model" and models["iob"].is_symlink()
-    assert models["iob"].resolve().parent.parent.parent == (work / "stages" / "train").resolve()
+    assert models["iob"] == work / "model" and models["iob"].is_dir() and not models["iob"].is_symlink()
+    (stage_model,) = (work / "stages" / "train").glob("iob/*/model")
+    ckpt = "checkpoints/checkpoint_last.pt"
+    assert (models["iob"] / ckpt).samefile(stage_model / ckpt)
     assert not list(work.rglob("*.done.json"))
     assert {p.name for p in (work / "stages").iterdir()} == {"corpus", "annotate", "subword", "prepare", "train"}
 

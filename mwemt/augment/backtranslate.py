@@ -21,12 +21,12 @@ from typing import Protocol
 from tqdm import tqdm
 
 from mwemt.augment.corpus import check_new_prefix, corpus_path, read_corpus, write_corpus
-from mwemt.augment.ratio import achieved_ratio, requested_pairs
+from mwemt.augment.ratio import achieved_ratio, check_ratio, requested_pairs
 from mwemt.errors import MwemtError
 from mwemt.fileio import iter_lines, iter_parallel
 from mwemt.preprocess.annotate import Annotator, AnnotatorConfig, build_annotator
 from mwemt.preprocess.tokenize import tokenize
-from mwemt.provenance import file_record, manifest, write_json
+from mwemt.provenance import file_record, manifest, portable_path, write_json
 
 
 class ReverseTranslator(Protocol):
@@ -53,7 +53,7 @@ class NmtReverseModel:
         return list(self.translator.translate(lines, **self.options))
 
     def describe(self) -> dict:
-        record = {"model_dir": str(self.model_dir), "decoding": self.options,
+        record = {"model_dir": portable_path(self.model_dir), "decoding": self.options,
                   "checkpoint": file_record(self.translator.checkpoint)}
         preprocess = self.model_dir / "preprocess.json"
         if preprocess.is_file():
@@ -235,6 +235,9 @@ def augment_with_backtranslation(mono_path: str | Path, lexicon_path: str | Path
     """Write ``OUT.{src,tgt}`` = training pairs + back-translated MWE sentences, and the manifest."""
     if config.max_length_ratio < 1:
         raise MwemtError(f"max_length_ratio must be at least 1, not {config.max_length_ratio}")
+    if config.max_tokens < 1:
+        raise MwemtError(f"max_tokens must be at least 1, not {config.max_tokens}: no sentence would be selected")
+    check_ratio(config.ratio)
     src_path, tgt_path = corpus_path(train_prefix, config.src_lang), corpus_path(train_prefix, config.tgt_lang)
     check_new_prefix(out_prefix, [src_path, tgt_path, mono_path], config.src_lang, config.tgt_lang)
     train = read_corpus(train_prefix, config.src_lang, config.tgt_lang)
@@ -271,6 +274,75 @@ def augment_with_backtranslation(mono_path: str | Path, lexicon_path: str | Path
                    "fields": ["output_line", "monolingual_line", "target_mwes"],
                    "pairs": [[first + k, s.candidate.line, list(s.candidate.mwes)]
                              for k, s in enumerate(synthetic)]},
+    )
+    write_json(f"{out_prefix}.manifest.json", m)
+    return m
+
+
+def augment_with_real_translations(bt_manifest: str | Path, mono_source: str | Path, mono_path: str | Path,
+                                   train_prefix: str | Path, out_prefix: str | Path, *, src_lang: str = "en",
+                                   tgt_lang: str = "it", tag: str | None = None) -> dict:
+    """The ``backtranslation-real`` control: the target sentences a back-translation run selected
+    (its manifest's ``synthetic.pairs``, the same lines in the same order) paired with their *real*
+    source sentences, read from ``mono_source``, the source side line-aligned with the monolingual
+    text ``mono_path`` (e.g. the pairs `data.train_size` left out). So the control differs from
+    back-translation only in where the source side comes from, real text instead of the reverse
+    model's output.
+
+    The monolingual file must be the one the back-translation read (same sha256 as its manifest
+    records) and each selected line must hold the same text. ``tag`` (default: the back-translation's
+    own) prefixes every source, as there. Writes ``OUT.{src,tgt}`` and ``OUT.manifest.json``.
+    """
+    import json
+
+    from mwemt.fileio import read_lines, sha256_file
+
+    try:
+        bt = json.loads(Path(bt_manifest).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise MwemtError(f"{bt_manifest}: not a back-translation manifest ({exc})") from None
+    if bt.get("kind") != "augment.backtranslate" or "synthetic" not in bt:
+        raise MwemtError(f"{bt_manifest}: not a back-translation manifest (kind {bt.get('kind')!r})")
+    recorded = (bt.get("inputs") or {}).get("monolingual") or {}
+    if recorded.get("sha256") and recorded["sha256"] != sha256_file(mono_path):
+        raise MwemtError(f"{mono_path} is not the monolingual text {bt_manifest} selected from "
+                         f"(sha256 {recorded['sha256'][:12]}...)")
+    src_path, tgt_path = corpus_path(train_prefix, src_lang), corpus_path(train_prefix, tgt_lang)
+    check_new_prefix(out_prefix, [src_path, tgt_path, mono_path, mono_source], src_lang, tgt_lang)
+    train = read_corpus(train_prefix, src_lang, tgt_lang)
+    mono, sources = read_lines(mono_path), read_lines(mono_source)
+    if len(mono) != len(sources):
+        raise MwemtError(f"{mono_source} has {len(sources)} lines but {mono_path} has {len(mono)}: they must be "
+                         "line-aligned (the two sides of the same pairs)")
+    tag = (bt.get("config") or {}).get("tag", "") if tag is None else tag
+    bt_train = (bt.get("ratio") or {}).get("training_pairs")
+    if bt_train is not None and bt_train != len(train):
+        raise MwemtError(f"{bt_manifest} added to {bt_train} training pairs, {train_prefix} has {len(train)}")
+    synthetic: list[tuple[str, str]] = []
+    origin = []
+    for _, mono_line, mwes in bt["synthetic"]["pairs"]:
+        if not 1 <= mono_line <= len(mono):
+            raise MwemtError(f"{bt_manifest}: monolingual line {mono_line} is not in {mono_path}")
+        text = " ".join(mono[mono_line - 1].split())
+        source = " ".join(sources[mono_line - 1].split())
+        if not source:
+            raise MwemtError(f"{mono_source}:{mono_line}: empty source for the selected sentence {text!r}")
+        synthetic.append((tag_source(source, tag), text))
+        origin.append([len(train) + len(synthetic), mono_line, mwes])
+    pairs = train + synthetic
+    outputs = write_corpus(out_prefix, pairs, src_lang, tgt_lang)
+    first = len(train) + 1
+    m = manifest(
+        "augment.backtranslate-real",
+        inputs={"backtranslation_manifest": bt_manifest, "monolingual": mono_path, "monolingual_source": mono_source,
+                "train_" + src_lang: src_path, "train_" + tgt_lang: tgt_path},
+        config={"tag": tag, "src_lang": src_lang, "tgt_lang": tgt_lang},
+        counts={"synthetic_pairs": len(synthetic), "backtranslated_pairs": bt["counts"]["synthetic_pairs"]},
+        ratio={"definition": "synthetic pairs / original training pairs", "training_pairs": len(train),
+               "achieved": round(achieved_ratio(len(synthetic), len(train)), 6)},
+        outputs=outputs,
+        synthetic={"first_line": first, "last_line": len(pairs),
+                   "fields": ["output_line", "monolingual_line", "target_mwes"], "pairs": origin},
     )
     write_json(f"{out_prefix}.manifest.json", m)
     return m

@@ -2,7 +2,9 @@
 
 The ratio is defined as ``synthetic pairs / original training pairs`` (not over the augmented total),
 so ``--ratio 0.10`` on 300,000 training pairs asks for 30,000 synthetic pairs: the reading of
-Zaninello & Birch (2020), who add dictionary data worth about 10% of the corpus.
+Zaninello & Birch (2020), who add dictionary data worth about 10% of the corpus. The ratio is at
+most `MAX_RATIO` (synthetic data ten times the corpus), checked before any file is read: a larger
+one repeats a small dictionary into a corpus of millions of lines.
 """
 
 from __future__ import annotations
@@ -13,11 +15,21 @@ from dataclasses import dataclass
 from mwemt.errors import MwemtError
 from mwemt.sampling import sample_indices
 
+MAX_RATIO = 10.0  # synthetic pairs / training pairs: the most an augmentation may add
+
+
+def check_ratio(ratio: float) -> None:
+    """Refuse a ratio that is not in (0, `MAX_RATIO`]."""
+    if not (ratio > 0 and math.isfinite(ratio)):
+        raise MwemtError(f"the ratio must be a positive number, not {ratio}")
+    if ratio > MAX_RATIO:
+        raise MwemtError(f"the ratio {ratio:g} is more than {MAX_RATIO:g} (synthetic pairs / training pairs); "
+                         f"expected a ratio in (0, {MAX_RATIO:g}]")
+
 
 def requested_pairs(ratio: float, n_train: int) -> int:
     """``ratio * n_train`` rounded half up: the number of synthetic pairs to add."""
-    if not (ratio > 0 and math.isfinite(ratio)):
-        raise MwemtError(f"the ratio must be a positive number, not {ratio}")
+    check_ratio(ratio)
     if n_train <= 0:
         raise MwemtError("the training corpus is empty")
     n = math.floor(ratio * n_train + 0.5)

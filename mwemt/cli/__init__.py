@@ -14,6 +14,7 @@ import logging
 import sys
 
 from mwemt import __version__
+from mwemt.cli.argtypes import document_ranges
 from mwemt.errors import MwemtError
 from mwemt.fileio import WRITE_ERRNOS, check_output_paths, forget_inputs
 from mwemt.processes import interrupt_exit_code, raise_if_stopped, signal_name, signals_unwind
@@ -58,6 +59,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             mod = importlib.import_module(module)
             mod.configure(p)
             p.set_defaults(_module=module)
+    document_ranges(parser)  # every numeric option's range in its --help (mwemt.cli.argtypes)
     return parser
 
 

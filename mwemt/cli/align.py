@@ -10,6 +10,7 @@ import argparse
 import sys
 import time
 
+from mwemt.cli.argtypes import positive_int
 from mwemt.errors import MwemtError
 
 EPILOG = """\
@@ -27,7 +28,9 @@ examples:
 
 eflomal samples from a random state it seeds itself, so two uncached runs can differ on some links.
 Alignments are cached by the hash of the tokenized text, extra text and settings (--cache, default
-$MWEMT_CACHE/align or ~/.cache/mwemt/align): the same inputs give the same alignment, computed once."""
+$MWEMT_CACHE/align or ~/.cache/mwemt/align): the same inputs give the same alignment, computed once.
+A pair of more than 1024 tokens on a side is not aligned (an empty output line); an input line of
+more than 16,384 characters is refused, with its file and line, before any work."""
 
 
 def add_aligner_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,10 +42,10 @@ def add_aligner_arguments(p: argparse.ArgumentParser) -> None:
                    help="extra parallel text (two line-aligned raw-text files) for better alignment statistics; "
                         "only the input's links are written")
     g.add_argument("--extra-tsv", metavar="FILE", help="extra parallel text as source<TAB>target lines")
-    g.add_argument("--extra-max", type=int, metavar="N", help="use only the first N extra pairs")
+    g.add_argument("--extra-max", type=positive_int(), metavar="N", help="use only the first N extra pairs")
     g.add_argument("--symmetrization", default=DEFAULT_SYMMETRIZATION, choices=SYMMETRIZATIONS,
                    help="how forward and reverse links are combined (default: %(default)s)")
-    g.add_argument("--samplers", type=int, default=AlignConfig.samplers,
+    g.add_argument("--samplers", type=positive_int(64), default=AlignConfig.samplers,
                    help="eflomal's independent samplers: more is steadier, slower (default: %(default)s)")
     g.add_argument("--cache", metavar="DIR", help="alignment cache directory (default: $MWEMT_CACHE/align "
                                                    "or ~/.cache/mwemt/align)")
@@ -137,12 +140,26 @@ def read_input_pairs(args: argparse.Namespace) -> tuple[list[str], list[str], st
     return [s for s, _ in pairs], [t for _, t in pairs], args.src
 
 
+def check_input_lengths(args: argparse.Namespace, src_lines: list[str], tgt_lines: list[str]) -> None:
+    """Refuse a line over `MAX_LINE_CHARS` characters before any work: eflomal could not align it anyway
+    (at most `MAX_TOKENS` tokens), and tokenizing and aligning it only costs time."""
+    from mwemt.fileio import check_line_lengths
+    from mwemt.preprocess.align import MAX_LINE_CHARS, MAX_TOKENS
+
+    why = f"eflomal aligns sentences of at most {MAX_TOKENS} tokens"
+    src_path = args.tsv or args.testset or args.src
+    tgt_path = args.tsv or args.tgt
+    check_line_lengths(src_lines, MAX_LINE_CHARS, src_path, why=why)
+    check_line_lengths(tgt_lines, MAX_LINE_CHARS, tgt_path, why=why)
+
+
 def run(args: argparse.Namespace) -> int:
     from mwemt.fileio import write_lines
     from mwemt.preprocess.align import align_directional, format_pharaoh, signature, tokenize_side
     from mwemt.provenance import manifest, write_json
 
     src_lines, tgt_lines, _ = read_input_pairs(args)
+    check_input_lengths(args, src_lines, tgt_lines)
     src = tokenize_side(src_lines, args.lang, args.src_tokenized or bool(args.testset))
     tgt = tokenize_side(tgt_lines, args.tgt_lang, args.tgt_tokenized)
     extra = read_extra_args(args, args.lang, args.tgt_lang)

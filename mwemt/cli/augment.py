@@ -6,7 +6,9 @@ import argparse
 import sys
 from textwrap import fill
 
-from mwemt.augment.dictionary import DICT_FORMATS, OUTPUT_FORMS
+from mwemt.augment.dictionary import DICT_FORMATS, FORMS, OUTPUT_FORMS
+from mwemt.augment.ratio import MAX_RATIO
+from mwemt.cli.argtypes import float_range, int_range, non_negative_int, positive_int, seed
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 from mwemt.preprocess.lemmatize import BACKENDS
 
@@ -34,9 +36,9 @@ def _corpus_args(p: argparse.ArgumentParser, ratio: float) -> None:
     p.add_argument("--train", required=True, metavar="PREFIX", help="training corpus prefix (PREFIX.SRC, PREFIX.TGT)")
     p.add_argument("--out", required=True, metavar="PREFIX",
                    help="new corpus prefix to write; never one of the inputs")
-    p.add_argument("--ratio", type=float, default=ratio,
+    p.add_argument("--ratio", type=float_range(above=0, maximum=MAX_RATIO), default=ratio,
                    help="synthetic pairs / original training pairs (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=1, help="seed for sampling and ordering (default: %(default)s)")
+    p.add_argument("--seed", type=seed(), default=1, help="seed for sampling and ordering (default: %(default)s)")
     p.add_argument("--src-lang", default="en", help="source language code (default: %(default)s)")
     p.add_argument("--tgt-lang", default="it", help="target language code (default: %(default)s)")
     p.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
@@ -58,9 +60,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                        epilog="example:\n  mwemt augment split --tsv eng-ita.anki.tsv --out data/tatoeba")
     s.add_argument("--tsv", required=True, help="source<TAB>target file, one pair per line")
     s.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    s.add_argument("--valid-size", type=int, default=2000, help="at least this many pairs (default: %(default)s)")
-    s.add_argument("--test-size", type=int, default=2000, help="at least this many pairs (default: %(default)s)")
-    s.add_argument("--seed", type=int, default=1, help="seed of the group shuffle (default: %(default)s)")
+    s.add_argument("--valid-size", type=non_negative_int(), default=2000, help="at least this many pairs (default: %(default)s)")
+    s.add_argument("--test-size", type=non_negative_int(), default=2000, help="at least this many pairs (default: %(default)s)")
+    s.add_argument("--seed", type=seed(), default=1, help="seed of the group shuffle (default: %(default)s)")
     s.add_argument("--src-lang", default="en", help="language of column 1 (default: %(default)s)")
     s.add_argument("--tgt-lang", default="it", help="language of column 2 (default: %(default)s)")
 
@@ -87,6 +89,26 @@ def configure(p: argparse.ArgumentParser) -> None:
     d.add_argument("--output-form", default="dictionary", choices=OUTPUT_FORMS,
                    help="write entries as in the dictionary (whitespace/NFC-normalized) or as lemmatized "
                         "lowercase text (default: %(default)s)")
+    d.add_argument("--drop-identical", action="store_true",
+                   help="drop pairs whose two sides are the same text (Latin taxa such as Barbarea vulgaris)")
+    d.add_argument("--sense-filter", action="store_true",
+                   help="keep a pair only when --table attests its translation for the MWE by alignment of "
+                        "parallel text (approximately: inflection allowed)")
+    d.add_argument("--table", metavar="TABLE", default=None,
+                   help="MWE translation table (JSONL, mwemt.preprocess.mwe_table) for --sense-filter")
+    d.add_argument("--sense-min-count", type=non_negative_int(), default=1, metavar="N",
+                   help="least alignment count of the attesting translation (default: %(default)s)")
+    d.add_argument("--form", default="entries", choices=FORMS,
+                   help="add the entries themselves, sentence pairs of --pool that show them in context, or both "
+                        "(default: %(default)s)")
+    d.add_argument("--pool", metavar="PREFIX", default=None,
+                   help="parallel text that is not training data (PREFIX.SRC + PREFIX.TGT), for --form "
+                        "sentences/both; pairs sharing a sentence with --train are skipped")
+    d.add_argument("--max-sentences-per-pair", type=positive_int(), default=3, metavar="N",
+                   help="context sentence pairs per dictionary pair at most (default: %(default)s)")
+    d.add_argument("--no-repeat", action="store_true",
+                   help="use each candidate once and report the shortfall, instead of repeating candidates "
+                        "to reach the ratio")
     _corpus_args(d, 0.10)
 
     b = sub.add_parser(
@@ -108,21 +130,42 @@ def configure(p: argparse.ArgumentParser) -> None:
     b.add_argument("--lexicon-side", default="target", choices=LEXICON_SIDES,
                    help="for wn-aligned lexicons: the column holding the target language "
                         "(default: %(default)s, i.e. the xx_lemmas column)")
-    b.add_argument("--max-gap", type=int, default=0, help="gap allowed inside target MWEs (default: 0)")
+    b.add_argument("--max-gap", type=non_negative_int(), default=0, help="gap allowed inside target MWEs (default: 0)")
     how = b.add_mutually_exclusive_group(required=True)
     how.add_argument("--reverse-model", metavar="DIR", help="TGT->SRC model directory written by 'mwemt train'")
     how.add_argument("--translations", metavar="FILE",
                      help="back-translations made elsewhere, line-aligned with --mono (instead of a model)")
-    b.add_argument("--beam", type=int, default=5, help="beam size (default: %(default)s)")
+    b.add_argument("--beam", type=positive_int(), default=5, help="beam size (default: %(default)s)")
     b.add_argument("--sampling", action="store_true", help="sample from the model instead of beam search")
-    b.add_argument("--topk", type=int, default=-1, help="with --sampling, sample from the top K (-1: all)")
-    b.add_argument("--batch-size", type=int, default=32, help="sentences per batch (default: %(default)s)")
+    b.add_argument("--topk", type=int_range(1, special={-1: "all"}), default=-1, help="with --sampling, sample from the top K (-1: all)")
+    b.add_argument("--batch-size", type=positive_int(), default=32, help="sentences per batch (default: %(default)s)")
     b.add_argument("--tag", default="", help="prefix for every synthetic source, e.g. '<BT>' (default: none)")
-    b.add_argument("--max-length-ratio", type=float, default=2.0,
+    b.add_argument("--max-length-ratio", type=float_range(1.0), default=2.0,
                    help="drop pairs whose token counts differ by more than this factor (default: %(default)s)")
-    b.add_argument("--max-tokens", type=int, default=80,
+    b.add_argument("--max-tokens", type=positive_int(), default=80,
                    help="skip monolingual sentences longer than this (default: %(default)s)")
     _corpus_args(b, 0.02)
+
+    r = sub.add_parser(
+        "backtranslate-real", formatter_class=fmt,
+        help="the back-translation control: the same selected target sentences with their real sources",
+        description=fill("The backtranslation-real control: take the target sentences a back-translation "
+                         "run selected (its manifest), in the same order, and pair them with their real "
+                         "source sentences from --mono-source, line-aligned with --mono (e.g. both sides of "
+                         "the pairs a training sample left out). Only the source side differs from "
+                         "back-translation.", 100),
+        epilog="example:\n  mwemt augment backtranslate-real --bt-manifest data/train.bt.manifest.json \\\n"
+               "      --mono rest.it --mono-source rest.en --train data/train --out data/train.bt-real")
+    r.add_argument("--bt-manifest", required=True, help="OUT.manifest.json of 'mwemt augment backtranslate'")
+    r.add_argument("--mono", required=True, help="the monolingual target text the back-translation read")
+    r.add_argument("--mono-source", required=True, help="its real source sentences, line-aligned with --mono")
+    r.add_argument("--train", required=True, metavar="PREFIX", help="the training corpus prefix the back-translation "
+                                                                    "augmented")
+    r.add_argument("--out", required=True, metavar="PREFIX", help="new corpus prefix to write")
+    r.add_argument("--tag", default=None, help="source prefix (default: the back-translation's own --tag)")
+    r.add_argument("--src-lang", default="en", help="source language code (default: %(default)s)")
+    r.add_argument("--tgt-lang", default="it", help="target language code (default: %(default)s)")
+    r.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -143,14 +186,42 @@ def run(args: argparse.Namespace) -> int:
         config = DictionaryConfig(ratio=args.ratio, seed=args.seed, fmt=args.dict_format,
                                   dict_side=args.dict_side, mwe_only=args.mwe_only,
                                   output_form=args.output_form, lemmatizer=args.lemmatizer,
-                                  src_lang=args.src_lang, tgt_lang=args.tgt_lang)
-        m = augment_with_dictionary(args.dict, args.train, args.out, config, progress=progress)
+                                  src_lang=args.src_lang, tgt_lang=args.tgt_lang,
+                                  drop_identical=args.drop_identical, sense_filter=args.sense_filter,
+                                  sense_min_count=args.sense_min_count, form=args.form,
+                                  max_sentences_per_pair=args.max_sentences_per_pair, allow_repeat=not args.no_repeat)
+        if args.sense_filter and not args.table:
+            raise MwemtError("--sense-filter needs --table (an MWE translation table)")
+        if args.form != "entries" and not args.pool:
+            raise MwemtError(f"--form {args.form} needs --pool (parallel text that is not training data)")
+        table = None
+        if args.table:
+            from mwemt.preprocess.mwe_table import MweTranslationTable
+
+            table = MweTranslationTable.read(args.table)
+        m = augment_with_dictionary(args.dict, args.train, args.out, config, progress=progress, table=table,
+                                    table_path=args.table, pool_prefix=args.pool)
+        r = m["ratio"]
+        if r["shortfall"]:
+            print(f"warning: only {m['counts']['synthetic_pairs']} of {r['requested_pairs']} requested pairs "
+                  f"(--no-repeat)", file=sys.stderr)
         if progress:
-            r = m["ratio"]
+            rep = m["report"]
             print(f"{m['counts']['unique_candidates']} unique dictionary pairs -> {r['mode']}; "
-                  f"added {m['counts']['synthetic_pairs']} to {r['training_pairs']} training pairs: "
-                  f"ratio {r['achieved']:.4f} (requested {r['requested']}); manifest {args.out}.manifest.json",
-                  file=sys.stderr)
+                  f"added {m['counts']['synthetic_pairs']} ({rep['sentence_pairs']} sentence pairs, "
+                  f"{rep['entry_pairs']} entries, {rep['distinct_entries']} distinct entries) to "
+                  f"{r['training_pairs']} training pairs: ratio {r['achieved']:.4f} (requested {r['requested']}); "
+                  f"manifest {args.out}.manifest.json", file=sys.stderr)
+        return 0
+    if args.action == "backtranslate-real":
+        from mwemt.augment.backtranslate import augment_with_real_translations
+
+        m = augment_with_real_translations(args.bt_manifest, args.mono_source, args.mono, args.train, args.out,
+                                           src_lang=args.src_lang, tgt_lang=args.tgt_lang, tag=args.tag)
+        if progress:
+            print(f"added the real sources of {m['counts']['synthetic_pairs']} back-translated sentences to "
+                  f"{m['ratio']['training_pairs']} training pairs: ratio {m['ratio']['achieved']:.4f}; manifest "
+                  f"{args.out}.manifest.json", file=sys.stderr)
         return 0
     if args.action == "backtranslate":
         from mwemt.augment.backtranslate import (

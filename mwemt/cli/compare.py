@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 
+from mwemt.cli.argtypes import float_range, non_negative_int, positive_int, seed
 from mwemt.errors import MwemtError
 
 DESCRIPTION = """\
@@ -76,19 +77,22 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tesla-lexicon", metavar="PATH", help="TESLA: target-language MWE lexicon, as `mwemt score`")
     g.add_argument("--lowercase", action="store_true", help="BLEU/chrF: lowercase (default: case-sensitive)")
     g.add_argument("--no-wordnet", action="store_true", help="TESLA: do not use WordNet even for English")
+    from mwemt.cli.score import add_mwe_table_arguments
+
+    add_mwe_table_arguments(p, g, dictionary=False)  # LiTER reads --dictionary above
     g = p.add_argument_group("analysis")
-    g.add_argument("--hit-threshold", type=float, default=d.hit_threshold,
+    g.add_argument("--hit-threshold", type=float_range(above=0, maximum=1), default=d.hit_threshold,
                    help="MWE score (0-1] from which an MWE counts as translated (default: %(default)s)")
     g.add_argument("--mwe-freq-buckets", default=",".join(map(str, d.mwe_freq_cutoffs)), metavar="CUTOFFS",
                    help="bucket cutoffs of MWE training frequency (default: %(default)s)")
     g.add_argument("--word-freq-buckets", default=",".join(map(str, d.word_freq_cutoffs)), metavar="CUTOFFS",
                    help="bucket cutoffs of word frequency, compare-mt's (default: %(default)s)")
-    g.add_argument("--max-gap", type=int, default=d.max_gap,
+    g.add_argument("--max-gap", type=non_negative_int(), default=d.max_gap,
                    help="MWE counts in --train-src: most tokens between two components (default: %(default)s)")
-    g.add_argument("--examples", type=int, default=d.examples,
+    g.add_argument("--examples", type=non_negative_int(), default=d.examples,
                    help="examples per system and direction (default: %(default)s)")
-    g.add_argument("--bs-samples", type=int, default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")
-    g.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed (default: %(default)s)")
+    g.add_argument("--bs-samples", type=positive_int(), default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")
+    g.add_argument("--seed", type=seed(), default=DEFAULT_SEED, help="bootstrap seed (default: %(default)s)")
     p.add_argument("--output", "-o", default="report", help="report directory, replaced as a whole (default: %(default)s)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
 
@@ -101,6 +105,25 @@ def ordered_systems(systems: list[tuple[str, str]], baseline: str | None) -> lis
     if baseline not in names:
         raise MwemtError(f"--baseline {baseline!r} is not a system; the systems are {', '.join(names)}")
     return [s for s in systems if s[0] == baseline] + [s for s in systems if s[0] != baseline]
+
+
+def check_report_paths(args: argparse.Namespace, systems: list[tuple[str, str]]) -> None:
+    """Before any work: no file of the report directory (--output/index.html, report.md, ...) may be an
+    input, since writing the report replaces them all."""
+    from pathlib import Path
+
+    from mwemt.evaluate.compare import REPORT_FILES
+    from mwemt.fileio import check_output_paths
+
+    inputs = {f"--hyp {name}": path for name, path in systems}
+    inputs |= {f"--{dest.replace('_', '-')}": getattr(args, dest) for dest in INPUT_DESTS}
+    check_output_paths({f"report file {name} of --output": Path(args.output) / name for name in REPORT_FILES},
+                       inputs)
+
+
+# the options that name input files (the --hyp files aside)
+INPUT_DESTS = ("ref", "testset", "src", "train_src", "train_tgt", "mwe_compositionality", "dictionary",
+               "compositionality", "tesla_lexicon", "mwe_table", "terms")
 
 
 def _settings(args: argparse.Namespace):
@@ -130,12 +153,16 @@ def run(args: argparse.Namespace) -> int:
     if not args.verbose:
         logging.getLogger("sacrebleu").setLevel(logging.WARNING)
     systems = ordered_systems(parse_systems(args.hyp), args.baseline)
+    check_report_paths(args, systems)
     inputs = load_compare_inputs(systems, ref=args.ref, testset=args.testset, src=args.src, train_src=args.train_src,
                                  train_tgt=args.train_tgt, mwe_compositionality=args.mwe_compositionality,
                                  dictionary=args.dictionary, dictionary_format=args.dictionary_format,
                                  tesla_lexicon=args.tesla_lexicon, tesla_compositionality=args.compositionality,
                                  lang=args.lang, src_lang=args.src_lang)
-    options = MetricOptions(lang=args.lang, lowercase=args.lowercase, tesla_wordnet=not args.no_wordnet)
+    from mwemt.cli.score import mwe_table_options
+
+    options = MetricOptions(lang=args.lang, lowercase=args.lowercase, tesla_wordnet=not args.no_wordnet,
+                            **mwe_table_options(args))
     config = {k: v for k, v in vars(args).items() if not k.startswith("_")}
     try:
         report = compare_systems(inputs, metrics, options, settings, progress=not args.quiet,

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from mwemt.augment.dictionary import DICT_FORMATS
+from mwemt.cli.argtypes import float_range, non_negative_int, positive_int, seed, workers
 from mwemt.compositionality.contextual import SENTENCE_FORMATS
 from mwemt.compositionality.gold import GOLD_FORMATS
 from mwemt.compositionality.predict import METHODS, RESCALES
@@ -121,38 +122,38 @@ def configure(p: argparse.ArgumentParser) -> None:
     v.add_argument("--lang", default="en", help="language of the corpus (default: %(default)s)")
     v.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
                    help="lemmatizer backend (default: %(default)s)")
-    v.add_argument("--max-gap", type=int, default=0,
+    v.add_argument("--max-gap", type=non_negative_int(), default=0,
                    help="gap allowed inside an MWE when matching (default: %(default)s; only contiguous "
                         "matches are collapsed)")
     v.add_argument("--out", "-o", required=True, help="output directory (also the cache of every stage)")
     v.add_argument("--models", default="w2v,ppmi,svd",
                    help="comma-separated: w2v, ppmi, svd (svd needs the ppmi stage, built anyway; "
                         "default: %(default)s)")
-    v.add_argument("--dim", type=int, default=300, help="word2vec dimensions (default: %(default)s)")
-    v.add_argument("--window", type=int, default=5, help="word2vec window (default: %(default)s)")
-    v.add_argument("--epochs", type=int, default=5, help="word2vec epochs (default: %(default)s)")
-    v.add_argument("--min-count", type=int, default=3,
+    v.add_argument("--dim", type=positive_int(), default=300, help="word2vec dimensions (default: %(default)s)")
+    v.add_argument("--window", type=positive_int(), default=5, help="word2vec window (default: %(default)s)")
+    v.add_argument("--epochs", type=positive_int(), default=5, help="word2vec epochs (default: %(default)s)")
+    v.add_argument("--min-count", type=positive_int(), default=3,
                    help="words seen fewer times get no vector in any model (default: %(default)s)")
-    v.add_argument("--mwe-min-count", type=int, default=1,
+    v.add_argument("--mwe-min-count", type=positive_int(), default=1,
                    help="MWE tokens seen fewer times get no vector (default: %(default)s: any occurrence)")
-    v.add_argument("--ppmi-window", type=int, default=5,
+    v.add_argument("--ppmi-window", type=positive_int(), default=5,
                    help="PPMI co-occurrence window, tokens each side (default: %(default)s)")
     v.add_argument("--context-ranks", default="51-1050",
                    help="frequency ranks of the PPMI context words (default: %(default)s)")
-    v.add_argument("--ppmi-cds", type=float, default=1.0,
+    v.add_argument("--ppmi-cds", type=float_range(above=0, maximum=1), default=1.0,
                    help="context distribution smoothing exponent, 1 = none, 0.75 = Levy et al. "
                         "(default: %(default)s)")
-    v.add_argument("--svd-dim", type=int, default=300, help="PPMI-SVD dimensions (default: %(default)s)")
-    v.add_argument("--svd-power", type=float, default=0.5,
+    v.add_argument("--svd-dim", type=positive_int(), default=300, help="PPMI-SVD dimensions (default: %(default)s)")
+    v.add_argument("--svd-power", type=float_range(0, 1), default=0.5,
                    help="eigenvalue weighting p of the SVD vectors U*S^p (default: %(default)s)")
-    v.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
-    v.add_argument("--workers", type=int, default=0,
+    v.add_argument("--seed", type=seed(), default=1, help="random seed (default: %(default)s)")
+    v.add_argument("--workers", type=workers(zero="one per core"), default=0,
                    help="processes for lemmatization and PPMI counts, 0 = one per core (default: %(default)s)")
-    v.add_argument("--w2v-workers", type=int, default=0,
+    v.add_argument("--w2v-workers", type=workers(zero="one per core"), default=0,
                    help="word2vec threads, 0 = one per core; 1 makes word2vec bit-for-bit reproducible "
                         "(default: %(default)s)")
     v.add_argument("--no-dedupe", action="store_true", help="keep repeated identical corpus lines")
-    v.add_argument("--max-sentences", type=int, help="use only the first N (deduplicated) sentences")
+    v.add_argument("--max-sentences", type=positive_int(), help="use only the first N (deduplicated) sentences")
     v.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
 
     pr = sub.add_parser("predict", help="score MWE compositionality in [0,1] from the vectors",
@@ -168,7 +169,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                          "corpora of a few million tokens; see docs/compositionality.md)")
     pr.add_argument("--method", default="alpha", choices=METHODS,
                     help="score written to the output (default: %(default)s)")
-    pr.add_argument("--alpha", type=float, default=0.7,
+    pr.add_argument("--alpha", type=float_range(0, 1), default=0.7,
                     help="weight of the first component in 'alpha', 'ss' and 'ss+ds' (default: %(default)s)")
     pr.add_argument("--bilingual", help="bilingual lexicon for ss and ss+ds (bilingual or wn-aligned format)")
     pr.add_argument("--bilingual-format", default="auto", choices=DICT_FORMATS,
@@ -194,7 +195,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     cx.add_argument("--sentences", "-s", required=True, help="sentences containing the MWEs")
     cx.add_argument("--sentences-format", default="tsv", choices=SENTENCE_FORMATS,
                     help="tsv: mwe<TAB>sentence; nctti: NCTTI sentids_en.csv (default: %(default)s)")
-    cx.add_argument("--alpha", type=float, default=0.7,
+    cx.add_argument("--alpha", type=float_range(0, 1), default=0.7,
                     help="weight of the sentence with the first component (default: %(default)s)")
     cx.add_argument("--lang", default="en", help="language of the sentences (default: %(default)s)")
     cx.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
@@ -220,7 +221,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     w.add_argument("--model", default="ppmi", choices=MODELS, help="vector model (default: %(default)s)")
     w.add_argument("--method", default="alpha", choices=("direct", "alpha"),
                    help="prediction method (default: %(default)s)")
-    w.add_argument("--alpha", type=float, default=0.7, help="weight of the first component (default: %(default)s)")
+    w.add_argument("--alpha", type=float_range(0, 1), default=0.7, help="weight of the first component (default: %(default)s)")
     w.add_argument("--rescale", default=None, choices=("none", "minmax", "rank"),
                    help="spread the predictions over [0,1] keeping their order (default: minmax, the choice "
                         "measured on WMT23 ZH-EN MQM, see docs/tesla.md)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mwemt.cli.argtypes import int_range
+
 EPILOG = """\
 scores (P/R/F, shown x 100):
   MWE-based    a predicted MWE counts when its token set equals a gold MWE's
@@ -28,7 +30,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--train", "-t", help="training .cupt file: adds seen/unseen-in-train partitions")
     p.add_argument("--json", help="also write the scores with provenance (inputs' sha256, versions) here")
     p.add_argument("--no-categories", action="store_true", help="leave out the per-category rows")
-    p.add_argument("--digits", type=int, default=2, help="decimals in the table (default: %(default)s)")
+    p.add_argument("--digits", type=int_range(0, 10), default=2, help="decimals in the table (default: %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ import os
 import sys
 from collections import Counter
 
+from mwemt.cli.argtypes import int_range, non_negative_int, positive_int, seed
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 
 EPILOG = """\
@@ -51,9 +52,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                        epilog="example:\n  mwemt lexicon extract --cupt train.cupt --out train.lex.tsv")
     e.add_argument("--cupt", nargs="+", required=True, metavar="FILE", help="annotated .cupt file(s)")
     e.add_argument("--out", "-o", default="-", help="output list lexicon (default: stdout)")
-    e.add_argument("--min-count", type=int, default=1,
+    e.add_argument("--min-count", type=positive_int(), default=1,
                    help="keep MWE types seen at least this often (default: %(default)s)")
-    e.add_argument("--min-words", type=int, default=2,
+    e.add_argument("--min-words", type=int_range(2), default=2,
                    help="leave out MWE types with fewer lemmas, e.g. PARSEME's single-token MWEs; the list "
                         "format needs at least 2 (default: %(default)s)")
     e.add_argument("--sort", choices=("first", "count", "alpha"), default="count",
@@ -87,13 +88,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     f.add_argument("--no-filter", action="append", default=[], metavar="NAME",
                    help="leave a filter out (repeatable): order, gap, inflection, syntax, rate (default: all "
                         "may be chosen)")
-    f.add_argument("--max-gap", type=int, default=None,
+    f.add_argument("--max-gap", type=non_negative_int(), default=None,
                    help="fix the look-up's max_gap instead of choosing it (default: chosen among 0-4)")
-    f.add_argument("--folds", type=int, default=5, help="cross-validation folds (default: %(default)s)")
-    f.add_argument("--repeats", type=int, default=3,
+    f.add_argument("--folds", type=int_range(2), default=5, help="cross-validation folds (default: %(default)s)")
+    f.add_argument("--repeats", type=positive_int(), default=3,
                    help="cross-validation partitions, the first by position, the others shuffled "
                         "(default: %(default)s)")
-    f.add_argument("--seed", type=int, default=1, help="seed of the shuffled partitions (default: %(default)s)")
+    f.add_argument("--seed", type=seed(), default=1, help="seed of the shuffled partitions (default: %(default)s)")
     f.add_argument("--context", action="store_true",
                    help="also learn the contextual idiomatic/literal classifier on the packaged sentence encoder "
                         "(needs mwemt[contextual]; slow on CPU, so opt-in) (default: off)")

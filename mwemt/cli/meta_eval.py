@@ -12,6 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from mwemt.cli.argtypes import non_negative_int, seed
 from mwemt.errors import MwemtError
 
 HUMAN_FORMAT_HELP = """\
@@ -95,15 +96,15 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="negate this metric (an error rate such as TER); repeatable")
     p.add_argument("--exclude-system", action="append", default=[], metavar="SYSTEM",
                    help="leave a system out (e.g. the human reference); repeatable")
-    p.add_argument("--bootstrap", type=int, default=1000,
+    p.add_argument("--bootstrap", type=non_negative_int(), default=1000,
                    help="bootstrap resamples for confidence intervals, 0 for none (default: %(default)s)")
-    p.add_argument("--permutations", type=int, default=1000,
+    p.add_argument("--permutations", type=non_negative_int(), default=1000,
                    help="random swaps per paired permutation test, 0 for none (default: %(default)s)")
     p.add_argument("--compare", metavar="A,B",
                    help="compare only these two metrics (default: every pair of --metric)")
     p.add_argument("--allow-partial", action="store_true",
                    help="correlate the common items even when a metric file lacks many judged items")
-    p.add_argument("--seed", type=int, default=12345, help="bootstrap and permutation seed (default: %(default)s)")
+    p.add_argument("--seed", type=seed(), default=12345, help="bootstrap and permutation seed (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="write JSON with provenance instead of a table")
     p.add_argument("--output", "-o", default="-", help="output file, written atomically (default: stdout)")
     sub = p.add_subparsers(dest="action", metavar="[extract]", required=False)
@@ -164,6 +165,11 @@ def _meta_eval(args: argparse.Namespace) -> int:
         flag = "drop --human-lower-better" if args.human_lower_better else "pass --human-lower-better"
         print(f"mwemt meta-eval: warning: {w} ({flag})", file=sys.stderr)
     human_scores = human.oriented()
+    known = sorted({s for s, _ in human_scores})
+    unknown_systems = [s for s in dict.fromkeys(args.exclude_system) if s not in known]
+    if unknown_systems:
+        raise MwemtError(f"--exclude-system {', '.join(unknown_systems)}: no such system in {args.human} "
+                         f"(its systems: {', '.join(known)})")
     grids = {}
     for name, path in metrics:
         scores = read_segment_scores(path, negate=name in args.metric_lower_better)

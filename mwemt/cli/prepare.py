@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from mwemt.cli.argtypes import int_range, non_negative_int, positive_int
+
 EPILOG = """\
 examples:
   # IOB-factored source (piece|lemma|tag, from `mwemt subword apply --factors 3`), joined dictionary
@@ -34,21 +36,23 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--destdir", "-o", required=True, help="output data directory")
     p.add_argument("--joined-dictionary", action="store_true",
                    help="one dictionary for source words and target (for --share-all-embeddings)")
-    p.add_argument("--factors", type=int, default=None, help="source factors per token (default: from line 1)")
+    p.add_argument("--factors", type=positive_int(), default=None, help="source factors per token (default: from line 1)")
     p.add_argument("--factor-names", default=None,
                    help="comma-separated names for messages (default: word,lemma,tag for 3 factors)")
-    p.add_argument("--threshold", type=int, default=0,
+    p.add_argument("--threshold", type=non_negative_int(), default=0,
                    help="map words seen fewer times to <unk> (default: %(default)s)")
-    p.add_argument("--nwords", type=int, default=-1, help="keep the N most frequent words (default: all)")
+    p.add_argument("--nwords", type=int_range(1, special={-1: "all"}), default=-1, help="keep the N most frequent words (default: all)")
     p.add_argument("--src-dict", help="reuse this source dictionary (factor dictionaries are taken from beside it)")
     p.add_argument("--tgt-dict", help="reuse this target dictionary")
-    p.add_argument("--overwrite", action="store_true", help="replace a non-empty --destdir")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier prepare output in --destdir (only the files its manifest.json lists; "
+                        "a --destdir holding inputs or other files is refused)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:
     from mwemt.errors import MwemtError
-    from mwemt.nmt.prepare import prepare
+    from mwemt.nmt.prepare import DestinationNotEmpty, prepare
 
     splits = {}
     for name, pref in (("train", args.trainpref), ("valid", args.validpref), ("test", args.testpref)):
@@ -57,10 +61,15 @@ def run(args: argparse.Namespace) -> int:
     if not splits:
         raise MwemtError("give at least one of --trainpref, --validpref, --testpref")
     names = args.factor_names.split(",") if args.factor_names else None
-    m = prepare(splits, args.destdir, src_lang=args.src, tgt_lang=args.tgt, joined=args.joined_dictionary,
-                factors=args.factors, factor_names=names, threshold=args.threshold, nwords=args.nwords,
-                src_dict=args.src_dict, tgt_dict=args.tgt_dict, overwrite=args.overwrite,
-                progress=not args.quiet)
+    try:
+        m = prepare(splits, args.destdir, src_lang=args.src, tgt_lang=args.tgt, joined=args.joined_dictionary,
+                    factors=args.factors, factor_names=names, threshold=args.threshold, nwords=args.nwords,
+                    src_dict=args.src_dict, tgt_dict=args.tgt_dict, overwrite=args.overwrite,
+                    progress=not args.quiet)
+    except DestinationNotEmpty as exc:
+        raise MwemtError(f"--destdir {exc.destdir} holds an earlier `mwemt prepare` output; give --overwrite to "
+                         "replace it (only the files prepare wrote there are replaced), or choose a new "
+                         "directory") from None
     dicts = ", ".join(f"{k} {v}" for k, v in m["dictionaries"].items())
     print(f"prepared {args.destdir}: {m['config']['factors']} source factor(s); dictionaries: {dicts}")
     for split, s in m["splits"].items():

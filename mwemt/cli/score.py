@@ -7,15 +7,25 @@ import logging
 import sys
 from pathlib import Path
 
+from mwemt.cli.argtypes import float_range, int_range, non_negative_int, positive_int, seed
 from mwemt.errors import MwemtError
 
 EPILOG = """\
 metrics (--metrics, comma-separated):
   bleu, chrf, chrf++   sacrebleu on detokenized text, case-sensitive (sacrebleu signatures)
   mwe                  MWE score (Zaninello & Birch 2020): needs --testset with MWE reference translations
+  mwe-alts             the MWE score crediting every acceptable translation, beside mwe: --mwe-alternatives'
+                       mode, else table with --mwe-table, else testset (the items' alternatives)
   tesla                TESLA-like n-gram matching (lemmas; synonyms and POS with WordNet for English)
   tesla-comp           ... unmatched reference MWEs weighted by their compositionality (--compositionality)
   tesla-01             ... unmatched reference MWEs earn nothing (MWEs from --compositionality or --tesla-lexicon)
+  liter                LiTER (Baziotis et al. 2023): % of idiomatic MWEs translated word for word (--testset,
+                       --dictionary; lower is better)
+  term-use             term use (Dinu et al. 2019): % of MWEs whose given translation the output uses (--testset,
+                       --terms or --mwe-table; --term-match lemma tolerates inflection)
+
+The MWE score credits the closest acceptable translation with --mwe-alternatives table --mwe-table T
+(T from `mwemt testset build`'s sibling `mwemt testset table`); the default is the single reference.
 
 The first --hyp is the baseline of the paired bootstrap (--paired-bs). Scores are on a 0-100 scale.
 Hypotheses and references are plain text, one sentence per line; an empty hypothesis line is allowed
@@ -75,14 +85,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mwe-match", default=None, metavar="SPEC",
                    help=f"MWE score: word matching, 'char' (characters only) or NAME[=VALUE],... "
                         f"(default: {default_match_text()}; see below)")
-    g.add_argument("--mwe-window", type=int, default=None, metavar="N",
+    g.add_argument("--mwe-window", type=non_negative_int(), default=None, metavar="N",
                    help="MWE score: with alignment, also the N hypothesis tokens each side of the aligned "
                         "ones (default: 1)")
-    g.add_argument("--mwe-precision", type=float, default=None, metavar="P",
+    g.add_argument("--mwe-precision", type=float_range(0, 1), default=None, metavar="P",
                    help="MWE score: with alignment, weight of precision (extra aligned words cost) (default: 0)")
     g.add_argument("--mwe-wordnet", metavar="TAB", help="MWE score: target-language OMW .tab wordnet for synonyms")
     g.add_argument("--mwe-compat", choices=COMPAT_MODES,
                    help="MWE score: reproduce a published scorer exactly (no alignment, no matching options)")
+    add_mwe_table_arguments(p, g)
     add_aligner_arguments(p)
     p.set_defaults(samplers=DEFAULT_ALIGN_CONFIG.samplers)  # the MWE score's own aligner default
     p.add_argument("--compositionality", help="TESLA: mwe<TAB>score TSV of target-language MWE compositionality")
@@ -93,8 +104,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "predictions (default: median, measured in docs/tesla.md; 0.5 with a lexicon column only)")
     p.add_argument("--no-wordnet", action="store_true", help="TESLA: do not use WordNet even for English")
     p.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling against the first system")
-    p.add_argument("--bs-samples", type=int, default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+    p.add_argument("--bs-samples", type=positive_int(), default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")
+    p.add_argument("--seed", type=seed(), default=DEFAULT_SEED,
                    help="bootstrap seed (default: %(default)s, as sacrebleu)")
     p.add_argument("--json", action="store_true", help="write JSON (scores, signatures, provenance)")
     p.add_argument("--ids", metavar="PATH",
@@ -104,7 +115,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="also write DIR/<metric>.seg.tsv with system<TAB>seg_id<TAB>score lines "
                         "(and add sentence scores to --json output)")
     p.add_argument("--output", "-o", default="-", help="output file, written atomically (default: stdout)")
-    p.add_argument("--width", type=int, default=1, help="decimals in the table (default: %(default)s)")
+    p.add_argument("--width", type=int_range(0, 10), default=1, help="decimals in the table (default: %(default)s)")
 
 
 # the option that provides each input a metric may miss (`MissingInputError.needs`)
@@ -163,6 +174,35 @@ def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
         raise MwemtError("--extra/--extra-tsv add statistics to the aligner; they need --align eflomal (the default)")
 
 
+def add_mwe_table_arguments(p: argparse.ArgumentParser, mwe_group, dictionary: bool = True) -> None:
+    """--mwe-alternatives/--mwe-table (the MWE score) and --terms/--term-match/--dictionary (term use,
+    LiTER): shared by `score` and `compare` (compare has its own --dictionary)."""
+    from mwemt.evaluate.mwe_score import ALTERNATIVE_MODES
+    from mwemt.evaluate.term_use import TERM_MATCHES
+
+    mwe_group.add_argument("--mwe-alternatives", choices=ALTERNATIVE_MODES, default="none",
+                           help="MWE score: credit the closest acceptable translation: none (the single reference, "
+                                "default), testset (the test items' alternatives) or table (those and --mwe-table's)")
+    mwe_group.add_argument("--mwe-table", metavar="JSONL",
+                           help="MWE translation table (`mwemt testset table`): alternatives for --mwe-alternatives "
+                                "table, and term use's given translations when --terms is not given")
+    mwe_group.add_argument("--mwe-table-min-count", type=non_negative_int(), default=1, metavar="N",
+                           help="a table translation counts when alignment attested it N times or more (dictionary "
+                                "entries always; default: %(default)s)")
+    g = p.add_argument_group("LiTER and term use")
+    if dictionary:
+        g.add_argument("--dictionary", metavar="PATH",
+                       help="LiTER: bilingual dictionary whose word translations make the literal blocklist "
+                            "(e.g. en-ita.multiwordnet.tsv)")
+        g.add_argument("--dictionary-format", default="auto", choices=("auto", "bilingual", "wn-aligned"),
+                       help="format of --dictionary: a source<TAB>target list (bilingual), the WordNet-aligned "
+                            "table, or auto (by its columns; default: %(default)s)")
+    g.add_argument("--terms", metavar="PATH", help="term use: given MWE translations (an MWE table, or "
+                                                   "source<TAB>target lines; default: --mwe-table)")
+    g.add_argument("--term-match", choices=TERM_MATCHES, default="exact",
+                   help="term use: exact tokens, or lemma (inflection-tolerant; default: %(default)s)")
+
+
 def _matching(args: argparse.Namespace):
     """The MWE score's MweMatching from --mwe-match (None: the metric's default)."""
     from mwemt.evaluate.mwe_match import parse_matching
@@ -205,7 +245,17 @@ def _metric_options(args: argparse.Namespace, metrics: list[str] = ()):
                          mwe_average=args.mwe_average, mwe_pretokenized=args.hyp_tokenized,
                          mwe_align=_align_settings(args, list(metrics)), mwe_matching=_matching(args),
                          mwe_precision=args.mwe_precision, mwe_wordnet=args.mwe_wordnet, mwe_compat=args.mwe_compat,
-                         tesla_wordnet=not args.no_wordnet, tesla_default=_tesla_default(args.tesla_default))
+                         tesla_wordnet=not args.no_wordnet, tesla_default=_tesla_default(args.tesla_default),
+                         **mwe_table_options(args))
+
+
+def mwe_table_options(args: argparse.Namespace) -> dict:
+    """The MetricOptions fields of `add_mwe_table_arguments`."""
+    if args.mwe_alternatives == "table" and not args.mwe_table:
+        raise MwemtError("--mwe-alternatives table needs --mwe-table FILE (`mwemt testset table`)")
+    return {"mwe_alternatives": args.mwe_alternatives, "mwe_table": args.mwe_table,
+            "mwe_table_min_count": args.mwe_table_min_count, "dictionary": args.dictionary,
+            "dictionary_format": args.dictionary_format, "terms": args.terms, "term_match": args.term_match}
 
 
 def _tesla_default(value: str | None) -> float | str | None:
@@ -231,6 +281,19 @@ def _score(args: argparse.Namespace, inputs, metrics: list[str]):
                              bootstrap=bootstrap)
     except MissingInputError as exc:
         raise MwemtError(f"{exc}: give {INPUT_OPTIONS.get(exc.needs, exc.needs)}") from None
+
+
+def _report_normalized(inputs) -> None:
+    """On stderr: each input whose text reading normalized (docs/evaluate.md, "Text normalization")."""
+    from mwemt.fileio import NORMALIZATION
+
+    for role, lines in inputs.normalized.items():
+        path = inputs.sources.get(role, role)
+        shown = ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+        print(f"mwemt score: warning: {path}: {len(lines)} line(s) normalized (line {shown}): a byte-order mark, "
+              "zero-width space or word joiner removed, or characters composed to NFC; the scores are of the "
+              f"normalized text and their signatures say norm:{NORMALIZATION} (they are not sacrebleu's numbers "
+              "for the raw file)", file=sys.stderr)
 
 
 def _report_mwe_notes(run) -> None:
@@ -267,7 +330,8 @@ def _write_output(args: argparse.Namespace, run, inputs) -> None:
     if args.json:
         config = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "output"}
         obj = score_run_dict(run)
-        obj["provenance"] = manifest("score", inputs=inputs.sources, config=config, seed=args.seed)
+        table_inputs = {k: getattr(args, k) for k in ("mwe_table", "dictionary", "terms") if getattr(args, k, None)}
+        obj["provenance"] = manifest("score", inputs={**inputs.sources, **table_inputs}, config=config, seed=args.seed)
         write_json(args.output, obj)
     else:
         with atomic_write(args.output) as fh:
@@ -286,6 +350,11 @@ def run(args: argparse.Namespace) -> int:
     inputs = load_score_inputs(parse_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=alignments,
                                lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang,
                                ids=args.ids)
+    if args.sentence_scores:
+        from mwemt.evaluate.inputs import check_sentence_score_keys
+
+        check_sentence_score_keys(inputs)   # before any work: rows that meta-eval could not read back
+    _report_normalized(inputs)
     result = _score(args, inputs, metrics)
     _report_mwe_notes(result)
     if args.sentence_scores:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mwemt.cli.argtypes import float_range, non_negative_int, positive_int, seed
+
 BUILD_EPILOG = """\
 examples:
   mwemt augment split --tsv eng-ita.anki.tsv --out data/tatoeba
@@ -24,9 +26,12 @@ examples:
 Source MWEs come from the same annotator as `mwemt annotate` (same --lexicon, --lexicon-format,
 --lemmatizer, --max-gap, --lang). Each MWE's reference translation is the target words aligned to
 its tokens, in target order, with unlinked words inside the span kept and "..." where words
-aligned elsewhere interrupt it. MWEs whose translation looks unusable are dropped and counted:
-unaligned (no word linked), span_too_long (first to last word spans more than
---max-span-factor x MWE length + --max-span-slack tokens), scattered (more than --max-gaps gaps).
+aligned elsewhere interrupt it; a negation before the MWE and a reflexive clitic join it, a leading
+article (unless the source MWE has a determiner) and a trailing one leave it, and a --table
+translation found where the alignment points completes it. MWEs whose translation looks unusable
+are dropped and counted: unaligned (no word linked), span_too_long (first to last word spans more
+than --max-span-factor x MWE length + --max-span-slack tokens), scattered (more than --max-gaps
+gaps), function_only (only function words for an MWE with a content word).
 
 Each item: id = the input line number, source and reference = Moses tokens joined by spaces
 (MWE indices point into source.split(), reference_indices into reference.split()), mwes with
@@ -66,6 +71,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         description="Build a JSONL MWE test set from parallel text: annotate the source with an MWE lexicon "
                     "and take each MWE's reference translation from a word alignment (eflomal).",
         epilog=BUILD_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter))
+    _configure_table(sub.add_parser(
+        "table", help="MWE translation table: each MWE type's translations in parallel text (+ a dictionary)",
+        description="Build an MWE translation table (mwemt.preprocess.mwe_table): annotate the source side "
+                    "with an MWE lexicon, align the pairs, count each MWE type's aligned translations, and add "
+                    "a bilingual dictionary's translations. The table feeds --mwe-alternatives table in "
+                    "`mwemt score`, term use and LiTER.",
+        epilog=TABLE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter))
     t = sub.add_parser("from-ted", help="JSONL test set from the TED MWE pairs table",
                        description="Build a JSONL MWE test set from the TED annotation table, locating every "
                                    "annotated MWE in its tokenized source sentence.",
@@ -81,18 +93,102 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "default: only the sentences with annotated MWEs")
     t.add_argument("--keep-unlocated", action="store_true",
                    help="keep MWEs not found in the source, with empty indices (default: only in meta)")
-    t.add_argument("--max-gap", type=int, default=DEFAULT_MAX_GAP,
+    t.add_argument("--max-gap", type=non_negative_int(), default=DEFAULT_MAX_GAP,
                    help="most source tokens between two matched MWE tokens (default: %(default)s)")
     t.add_argument("--report", help="write counts, the unlocated MWEs and provenance as JSON")
     t.add_argument("--quiet", "-q", action="store_true", help="no list of unlocated MWEs on stderr")
 
 
+TABLE_EPILOG = """\
+example:
+  S=../shared/data
+  mwemt testset table --src data/tatoeba/train.en --tgt data/tatoeba/train.it --max-pairs 100000 \\
+      --lexicon $S/lexicons/wordnet-mwe/derived/oewn_english_mwe_lemmas.tsv \\
+      --dictionary $S/lexicons/wordnet-mwe/derived/en-ita.multiwordnet.tsv -o mwe-table.jsonl --report table.json
+
+The table (JSONL): a header with the signature and provenance (input hashes, aligner settings,
+counts), then one line per MWE type: {"key", "translations": [{"tokens", "count", "sources"}]}."""
+
+
+def _configure_table(b: argparse.ArgumentParser) -> None:
+    from mwemt.cli.align import add_aligner_arguments
+
+    src = b.add_argument_group("parallel text (--src and --tgt, or --tsv)")
+    src.add_argument("--src", help="source sentences, one per line (raw text unless --pretokenized)")
+    src.add_argument("--tgt", help="target sentences, line-aligned with --src")
+    src.add_argument("--tsv", help="source<TAB>target lines instead of --src/--tgt")
+    src.add_argument("--max-pairs", type=positive_int(), metavar="N", help="use only the first N pairs")
+    b.add_argument("--out", "-o", required=True, help="output table (JSONL, written atomically)")
+    b.add_argument("--report", help="write counts, settings and input hashes as JSON")
+    _source_mwe_arguments(b, lexicon_help="MWE lexicon file (needed unless only --dictionary is given)")
+    d = b.add_argument_group("bilingual dictionary")
+    d.add_argument("--dictionary", help="bilingual dictionary: its MWE translations join the table "
+                                        "(bilingual TSV or WordNet-aligned TSV such as en-ita.multiwordnet.tsv)")
+    d.add_argument("--dictionary-format", default="auto", choices=("auto", "bilingual", "wn-aligned"))
+    d.add_argument("--dict-side", default="source", choices=("source", "target"),
+                   help="which dictionary column is the source language (default: %(default)s)")
+    d.add_argument("--dictionary-all", action="store_true",
+                   help="keep every dictionary MWE (default: only the MWE types found in the parallel text)")
+    b.add_argument("--merge", action="append", metavar="TABLE", default=[],
+                   help="merge this table (from an earlier `mwemt testset table`) into the result: counts add up, "
+                        "sources unite (repeatable)")
+    b.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+    add_aligner_arguments(b)
+
+
+def _run_table(args: argparse.Namespace) -> int:
+    import time
+
+    from mwemt.cli.align import aligner_settings, extra_inputs, read_extra_args
+    from mwemt.errors import MwemtError
+    from mwemt.preprocess.mwe_table import MweTranslationTable, build_table, read_dictionary
+    from mwemt.provenance import file_record, manifest, write_json
+
+    started = time.perf_counter()
+    say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
+    has_text = bool(args.src or args.tgt or args.tsv)
+    if not has_text and not args.dictionary and not args.merge:
+        raise MwemtError("give parallel text (--src/--tgt or --tsv) with --lexicon, --dictionary and/or --merge")
+    if has_text and not args.lexicon:
+        raise MwemtError("--lexicon is needed to find the MWEs of the parallel text")
+    if args.max_pairs is not None and args.max_pairs < 1:
+        raise MwemtError("--max-pairs must be at least 1")
+    inputs = {k: v for k, v in (("src", args.src), ("tgt", args.tgt), ("tsv", args.tsv), ("lexicon", args.lexicon),
+                                ("dictionary", args.dictionary)) if v}
+    table = MweTranslationTable()
+    counts: dict = {}
+    if has_text:
+        rows = _read_build_pairs(args)
+        if args.max_pairs is not None:
+            rows = rows[: args.max_pairs]
+        align_config, cache = aligner_settings(args)
+        table, counts = build_table(rows, annotator_from_args(args), tgt_lang=args.tgt_lang,
+                                    pretokenized=args.pretokenized, align_config=align_config,
+                                    symmetrization=args.symmetrization, extra=read_extra_args(args, args.lang,
+                                                                                               args.tgt_lang),
+                                    cache_dir=cache, progress=say)
+    for path in args.merge:
+        table = table.merge(MweTranslationTable.read(path))
+        inputs[f"merge:{path}"] = path
+    if args.dictionary:
+        pairs = read_dictionary(args.dictionary, args.dictionary_format, args.dict_side, min_words=2)
+        keys = None if args.dictionary_all or not (has_text or args.merge) else table.keys()
+        counts["dictionary_entries"] = table.add_dictionary(pairs, lang=args.tgt_lang, keys=keys)
+    table.provenance.update({"inputs": {k: file_record(v) for k, v in {**inputs, **extra_inputs(args)}.items()},
+                             "max_pairs": args.max_pairs, "command": "mwemt testset table"})
+    table.write(args.out)
+    if args.report:
+        write_json(args.report, manifest("testset-table", inputs={**inputs, **extra_inputs(args)},
+                                         config={k: v for k, v in vars(args).items() if not k.startswith("_")},
+                                         signature=table.signature(), counts=counts,
+                                         seconds=round(time.perf_counter() - started, 2)))
+    say(f"{table.signature()}; {counts}; written to {args.out} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def _configure_build(b: argparse.ArgumentParser) -> None:
     from mwemt.cli.align import add_aligner_arguments
-    from mwemt.cli.annotate import add_identification_arguments
-    from mwemt.formats import LEXICON_FORMATS
     from mwemt.preprocess.aligned_testset import ReferenceFilters
-    from mwemt.preprocess.lemmatize import BACKENDS
 
     src = b.add_argument_group("input (--src and --tgt, or --tsv)")
     src.add_argument("--src", help="source sentences, one per line (raw text unless --pretokenized)")
@@ -100,29 +196,19 @@ def _configure_build(b: argparse.ArgumentParser) -> None:
     src.add_argument("--tsv", help="source<TAB>target lines instead of --src/--tgt")
     b.add_argument("--out", "-o", required=True, help="output JSONL (written atomically)")
     b.add_argument("--report", help="write counts, filtered examples, settings and input hashes as JSON")
-    ann = b.add_argument_group("source MWEs (as `mwemt annotate`)")
-    ann.add_argument("--lexicon", "-l", required=True, help="MWE lexicon file")
-    ann.add_argument("--lexicon-format", default="auto", choices=LEXICON_FORMATS,
-                     help="lexicon file format (default: auto)")
-    ann.add_argument("--lang", default="en", help="source language (default: %(default)s)")
-    ann.add_argument("--tgt-lang", default="it", help="target language (default: %(default)s)")
-    ann.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
-                     help="lemmatizer backend (default: %(default)s)")
-    add_identification_arguments(ann)
-    ann.add_argument("--pretokenized", action="store_true",
-                     help="both sides are tokenized: split on spaces, no Moses tokenization")
+    _source_mwe_arguments(b, lexicon_help="MWE lexicon file", required=True, mwe_context="auto")
     filt = b.add_argument_group("filters for unusable alignments")
     defaults = ReferenceFilters()
-    filt.add_argument("--max-span-factor", type=float, default=defaults.max_span_factor,
+    filt.add_argument("--max-span-factor", type=float_range(above=0), default=defaults.max_span_factor,
                       help="drop an MWE whose translation spans more than FACTOR x its length + SLACK target "
                            "tokens (default: %(default)s)")
-    filt.add_argument("--max-span-slack", type=int, default=defaults.max_span_slack, help="(default: %(default)s)")
-    filt.add_argument("--max-gaps", type=int, default=defaults.max_gaps,
+    filt.add_argument("--max-span-slack", type=non_negative_int(), default=defaults.max_span_slack, help="(default: %(default)s)")
+    filt.add_argument("--max-gaps", type=non_negative_int(), default=defaults.max_gaps,
                       help="drop an MWE whose translation has more gaps (default: %(default)s)")
     sel = b.add_argument_group("selection: a diverse test, disjoint from training")
-    sel.add_argument("--max-per-type", type=int, default=3, metavar="K",
+    sel.add_argument("--max-per-type", type=non_negative_int(), default=3, metavar="K",
                      help="at most K occurrences of each MWE type (its lexicon form); 0 = no cap (default: %(default)s)")
-    sel.add_argument("--select", type=int, metavar="N",
+    sel.add_argument("--select", type=positive_int(), metavar="N",
                      help="stop once N MWEs are selected, sentences chosen in a seeded order that covers new "
                           "MWE types first (default: every sentence the cap allows)")
     sel.add_argument("--training-source", metavar="FILE",
@@ -132,18 +218,21 @@ def _configure_build(b: argparse.ArgumentParser) -> None:
     sel.add_argument("--training-target", metavar="FILE",
                      help="target-side training text: a pair whose reference is in it (or a near-duplicate) "
                           "is not selected")
-    sel.add_argument("--seed", type=int, default=1, help="seeds the selection order and the report's sample "
+    sel.add_argument("--seed", type=seed(), default=1, help="seeds the selection order and the report's sample "
                                                           "(default: %(default)s)")
     part = b.add_argument_group("idiomatic and literal parts")
     part.add_argument("--compositionality", metavar="TSV",
                       help="predicted compositionality (mwe<TAB>score, `mwemt compositionality predict`): each "
                            "MWE carries its type's score")
-    part.add_argument("--idiomatic-below", type=float, metavar="X",
+    part.add_argument("--idiomatic-below", type=float_range(0, 1), metavar="X",
                       help="an MWE whose predicted compositionality is <= X is idiomatic (default: the lowest "
                            "tertile of the test's own predictions)")
-    part.add_argument("--idiomatic-confidence", type=float, default=0.5, metavar="X",
+    part.add_argument("--idiomatic-confidence", type=float_range(0, 1, special={-1.0: "ignore confidence"}), default=0.5, metavar="X",
                       help="an occurrence whose identification confidence (from identification filters) is >= X "
-                           "is idiomatic; negative = ignore confidence (default: %(default)s)")
+                           "is idiomatic; -1 = ignore confidence (default: %(default)s)")
+    b.add_argument("--table", metavar="JSONL",
+                   help="MWE translation table (`mwemt testset table`): its translations complete partial "
+                        "alignments and become each MWE's alternatives (for `mwemt score --mwe-alternatives testset`)")
     b.add_argument("--readme", metavar="FILE",
                    help="write the test's report as Markdown: types, top-10 share, categories, contiguous vs "
                         "gapped, compositionality tertiles, parts, training frequency, 20 random MWEs")
@@ -223,15 +312,20 @@ def _run_build(args: argparse.Namespace) -> int:
     training = [s for s in read_lines(args.training_source) if s.strip()] if args.training_source else None
     training_tgt = [t for t in read_lines(args.training_target) if t.strip()] if args.training_target else ()
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
+    table = None
+    if args.table:
+        from mwemt.preprocess.mwe_table import MweTranslationTable
+
+        table = MweTranslationTable.read(args.table)
     built = build_testset(rows, annotator, config, extra=extra, cache_dir=cache, compositionality=comp,
-                          training_source=training, training_target=training_tgt, progress=say)
+                          training_source=training, training_target=training_tgt, progress=say, table=table)
     write_testset(args.out, built.items)
     seconds = time.perf_counter() - started
     say(built.report.summary() + f"; {built.stats['mwes']:,} MWEs of {built.stats['types']:,} types written to "
         f"{args.out} in {seconds:.1f} s" + (" (alignment from the cache)" if built.alignment_cached else "")
         + f"\n{built.alignment_signature}")
     inputs = {k: v for k, v in (("src", args.src), ("tgt", args.tgt), ("tsv", args.tsv), ("lexicon", args.lexicon),
-                                ("compositionality", args.compositionality),
+                                ("compositionality", args.compositionality), ("table", args.table),
                                 ("training_source", args.training_source),
                                 ("training_target", args.training_target)) if v}
     if args.readme:
@@ -254,6 +348,8 @@ def _run_build(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.action == "build":
         return _run_build(args)
+    if args.action == "table":
+        return _run_table(args)
     return _run_from_ted(args)
 
 
@@ -291,3 +387,22 @@ def _run_from_ted(args: argparse.Namespace) -> int:
 
 def _strip_final_empty(lines: list[str]) -> list[str]:
     return lines[:-1] if lines and not lines[-1].strip() else lines
+
+
+def _source_mwe_arguments(b, *, lexicon_help: str, required: bool = False, mwe_context: str = "none") -> None:
+    """The options that find source MWEs, as `mwemt annotate` has them (`table` and `build` share them)."""
+    from mwemt.cli.annotate import add_identification_arguments
+    from mwemt.formats import LEXICON_FORMATS
+    from mwemt.preprocess.lemmatize import BACKENDS
+
+    ann = b.add_argument_group("source MWEs (as `mwemt annotate`)")
+    ann.add_argument("--lexicon", "-l", required=required, help=lexicon_help)
+    ann.add_argument("--lexicon-format", default="auto", choices=LEXICON_FORMATS,
+                     help="lexicon file format (default: auto)")
+    ann.add_argument("--lang", default="en", help="source language (default: %(default)s)")
+    ann.add_argument("--tgt-lang", default="it", help="target language (default: %(default)s)")
+    ann.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
+                     help="lemmatizer backend (default: %(default)s)")
+    add_identification_arguments(ann, mwe_context=mwe_context)
+    ann.add_argument("--pretokenized", action="store_true",
+                     help="both sides are tokenized: split on spaces, no Moses tokenization")

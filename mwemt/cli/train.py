@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mwemt.cli.argtypes import non_negative_int, seed, workers
+
 DESCRIPTION = """\
 Train the model of one system: the same stages `mwemt run` runs for it (corpus -> [augment] ->
 annotate -> subword -> prepare -> train), with the same cache, lock and manifest, in WORKDIR. The
 config is an experiment config (docs/config.md); test sets are not needed. The trained model
-directory is WORKDIR/model (a link into WORKDIR/stages), ready for `mwemt translate --model`."""
+directory is WORKDIR/model (hard links to the train stage's files: a real directory that can be moved
+or copied anywhere), ready for `mwemt translate --model`."""
 
 EPILOG = """\
 examples:
@@ -36,10 +39,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="working directory (default: runs/NAME, or runs/NAME-SYSTEM for a config of several systems)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set train.max_epoch=3 (repeatable; YAML values)")
-    p.add_argument("--seed", type=int, default=None, help="override the config's seed")
-    p.add_argument("--threads", type=int, default=None, help="override the system's train.threads")
-    p.add_argument("--max-epoch", type=int, default=None, help="override the system's train.max_epoch")
-    p.add_argument("--max-update", type=int, default=None, help="override the system's train.max_update")
+    p.add_argument("--seed", type=seed(), default=None, help="override the config's seed")
+    p.add_argument("--threads", type=workers(), default=None, help="override the system's train.threads")
+    p.add_argument("--max-epoch", type=non_negative_int(), default=None, help="override the system's train.max_epoch")
+    p.add_argument("--max-update", type=non_negative_int(), default=None, help="override the system's train.max_update")
     p.add_argument("--print-command", action="store_true",
                    help="run the data stages, print the fairseq-train command of the train stage and exit")
     p.add_argument("--dry-run", action="store_true", help="check the config, print it resolved as JSON and exit")

@@ -28,7 +28,7 @@ from itertools import islice
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.fileio import atomic_write, iter_lines, release_inputs, sha256_file, write_lines
+from mwemt.fileio import atomic_write, decode_lines, iter_lines, release_inputs, sha256_file, write_lines
 from mwemt.preprocess.annotate import AnnotationReport, Annotator, encode_sentence
 from mwemt.preprocess.encode import JOIN, escape, escape_lemma
 from mwemt.records import AnnotatedSentence
@@ -99,11 +99,7 @@ class CorpusSource:
 def _text_of(raw, path: str) -> Iterator[str]:
     """Lines of an open binary file (gunzipped for .gz), decoded strictly with the failing line named."""
     fh = gzip.GzipFile(fileobj=raw) if path.endswith(".gz") else raw
-    for lineno, data in enumerate(fh, 1):
-        try:
-            yield data.decode("utf-8").rstrip("\n").rstrip("\r")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"invalid UTF-8 at byte {exc.start}", path, lineno, expected="UTF-8 text") from None
+    yield from decode_lines(fh, path)   # the same decoding, normalization and errors as every reader
 
 
 def iter_corpus_lines(sources: Sequence[CorpusSource], dedupe: bool = True, stats: Counter | None = None,

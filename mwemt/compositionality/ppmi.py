@@ -24,9 +24,27 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse
 
+from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import atomic_write, iter_lines, write_lines
 
 CHUNK_TOKENS = 400_000
+
+
+def read_saved(path: str | Path, load):
+    """``load(path)`` for an array file of a vectors directory (.npy, .npz); a missing, damaged or
+    truncated file is an `InputError` that names it."""
+    try:
+        return load(path)
+    except (MwemtError, MemoryError):
+        raise
+    except FileNotFoundError:
+        raise InputError("missing file", path, expected="a complete vectors directory written by "
+                         "'mwemt compositionality vectors'") from None
+    except Exception as exc:  # noqa: BLE001 - numpy, zipfile and pickle raise many types for a damaged file
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise InputError(f"cannot read this array file ({type(exc).__name__}: {first[:200]})", path,
+                         expected="a file written by 'mwemt compositionality vectors'; truncated or damaged? "
+                                  "build the vectors again") from None
 
 
 def context_words(vocab: Sequence[tuple[str, int]], first_rank: int, last_rank: int) -> list[str]:
@@ -209,7 +227,7 @@ def save_ppmi(out_dir: Path, matrix: scipy.sparse.csr_matrix, rows: Sequence[str
 
 def load_ppmi(directory: Path) -> tuple[scipy.sparse.csr_matrix, list[str], list[str]]:
     d = Path(directory)
-    return (scipy.sparse.load_npz(d / "ppmi.npz").tocsr(), list(iter_lines(d / "ppmi.rows.txt")),
+    return (read_saved(d / "ppmi.npz", scipy.sparse.load_npz).tocsr(), list(iter_lines(d / "ppmi.rows.txt")),
             list(iter_lines(d / "ppmi.contexts.txt")))
 
 

@@ -52,8 +52,8 @@ from mwemt.compositionality.corpus import (  # noqa: F401 - re-exported: the pub
     word_token,
     write_stage,
 )
-from mwemt.errors import MwemtError
-from mwemt.fileio import atomic_write, iter_lines, write_lines
+from mwemt.errors import InputError, MwemtError
+from mwemt.fileio import atomic_write, iter_lines, make_directory, write_lines
 from mwemt.preprocess.annotate import Annotator, AnnotatorConfig, build_annotator
 from mwemt.records import LexiconEntry
 
@@ -229,30 +229,46 @@ def save_dense(out_dir: Path, name: str, tokens: Sequence[str], matrix: np.ndarr
 
 def load_store(path: str | Path, models: Sequence[str] | None = None) -> VectorStore:
     """Open a directory written by `build_vectors` (all its models, or only ``models``)."""
-    from mwemt.compositionality.ppmi import load_ppmi
+    from mwemt.compositionality.ppmi import load_ppmi, read_saved
 
     d = Path(path)
     man_path = d / MANIFEST
     if not man_path.is_file():
         raise MwemtError(f"{d} is not a complete vectors directory (no {MANIFEST}); "
                          "build it with 'mwemt compositionality vectors'")
-    manifest = json.loads(man_path.read_text(encoding="utf-8"))
+    manifest = read_manifest(man_path)
     vocab = read_vocab(d / VOCAB)
     counts = dict(vocab)
     ranks = {t: r for r, (t, _) in enumerate(vocab, 1)}
     want = set(models or MODELS)
     spaces: dict[str, Space] = {}
     if "w2v" in want and (d / "w2v.npy").is_file():
-        spaces["w2v"] = Space("w2v", list(iter_lines(d / "w2v.tokens.txt")), np.load(d / "w2v.npy"))
+        spaces["w2v"] = Space("w2v", list(iter_lines(d / "w2v.tokens.txt")), read_saved(d / "w2v.npy", np.load))
     if want & {"ppmi", "svd"} and (d / "ppmi.npz").is_file():
         matrix, rows, _ = load_ppmi(d)
         if "ppmi" in want:
             spaces["ppmi"] = Space("ppmi", rows, matrix)
         if "svd" in want and (d / "svd.npy").is_file():
-            spaces["svd"] = Space("svd", rows, np.load(d / "svd.npy"))
+            spaces["svd"] = Space("svd", rows, read_saved(d / "svd.npy", np.load))
     if not spaces:
         raise MwemtError(f"{d} holds none of the models {', '.join(sorted(want))}")
     return VectorStore(d, spaces, counts, ranks, manifest)
+
+
+def read_manifest(path: Path) -> dict:
+    """A vectors directory's manifest; damaged JSON, or JSON without the config, is an `InputError`."""
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"invalid UTF-8 at byte {exc.start}", path, expected="the JSON manifest written by "
+                         "'mwemt compositionality vectors'; build the vectors again") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg})", path, exc.lineno, expected="the JSON manifest written "
+                         "by 'mwemt compositionality vectors'; truncated or damaged? build the vectors again") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("config"), dict):
+        raise InputError("a manifest without a config", path,
+                         expected="the JSON manifest written by 'mwemt compositionality vectors'")
+    return manifest
 
 
 # ---------------------------------------------------------------- the whole build
@@ -388,10 +404,21 @@ def build_vectors(sources: Sequence[CorpusSource], entries: Sequence[LexiconEntr
     if unknown or not models:
         raise MwemtError(f"unknown model(s) {sorted(unknown)}; choose from {', '.join(MODELS)}")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MANIFEST).unlink(missing_ok=True)  # the directory is incomplete until the new manifest lands
-    annotator = make_annotator(entries, config, lexicon_format)
-    corpus_rec = collapse_corpus(sources, annotator, out, dedupe=config.dedupe,
-                                 max_sentences=config.max_sentences, workers=config.workers, progress=progress)
-    results = train_models(out, config, models, progress=progress)
-    return write_manifest(out, config, corpus_rec, results, annotator.lexicon, lexicon_path, sources)
+    created = [d for d in (out, *out.parents) if not d.exists()]   # deepest first
+    make_directory(out)
+    try:
+        (out / MANIFEST).unlink(missing_ok=True)  # the directory is incomplete until the new manifest lands
+        annotator = make_annotator(entries, config, lexicon_format)
+        corpus_rec = collapse_corpus(sources, annotator, out, dedupe=config.dedupe,
+                                     max_sentences=config.max_sentences, workers=config.workers, progress=progress)
+        results = train_models(out, config, models, progress=progress)
+        return write_manifest(out, config, corpus_rec, results, annotator.lexicon, lexicon_path, sources)
+    except BaseException:
+        # a failure leaves none of the directories this call created, unless a finished stage is in
+        # them: that is the cache a rerun resumes from
+        for d in created:
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        raise

@@ -56,6 +56,9 @@ class ScoreInputs:
     ``compositionality``) to the file it was read from: the inputs of a provenance manifest.
     ``ids``: one segment id per sentence (what sentence scores are written with), when the test
     set does not carry them or they come from elsewhere (``ids.txt`` of `mwemt meta-eval extract`).
+    ``normalized``: per role whose text `mwemt.fileio.normalize_text` changed (a byte-order mark,
+    zero-width or decomposed characters), the numbers of the changed lines. Scores of such a run
+    are not those of the raw files: their signatures say ``norm:nfc-zw`` (`mwemt.evaluate.scoring`).
     """
 
     systems: Sequence[SystemOutput]
@@ -65,6 +68,7 @@ class ScoreInputs:
     compositionality: CompositionalityTable | None = None
     sources: dict[str, str] = field(default_factory=dict)
     ids: Sequence[str] | None = None
+    normalized: dict[str, list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_lengths(self)
@@ -170,6 +174,24 @@ def check_ids(ids: Sequence[str], n: int | None, path: str | None) -> None:
         seen[seg] = k
 
 
+def check_sentence_score_keys(inputs: ScoreInputs) -> None:
+    """Before scoring: the ``system<TAB>seg_id<TAB>score`` rows of sentence scores must read back as
+    written (`mwemt.judgements.read_score_tsv`, which `mwemt meta-eval` uses): no system name with a
+    TAB, a line break, spaces around it or a leading ``#`` (a comment there), and unique, clean segment
+    ids, whether they come from ``--ids`` or from the test set."""
+    for system in inputs.systems:
+        name = system.name
+        bad = ("a TAB" if "\t" in name else "a line break" if "\n" in name or "\r" in name
+               else "spaces around it" if name != name.strip() else "a leading '#'" if name.startswith("#") else None)
+        if bad:
+            where = f" (--hyp {system.path})" if system.path else ""
+            raise MwemtError(f"system name {name!r}{where} has {bad}: sentence scores are written as "
+                             "system<TAB>seg_id<TAB>score lines, which could not be read back (expected a name "
+                             "without TABs, line breaks, surrounding spaces or a leading '#'; give NAME=PATH)")
+    if inputs.ids is None and inputs.testset is not None:
+        check_ids([it.id for it in inputs.testset], None, inputs.sources.get("testset"))
+
+
 def _system_error(system: SystemOutput, message: str, expected: str) -> MwemtError:
     if system.path is not None:
         return InputError(message, system.path, expected=expected)
@@ -196,8 +218,17 @@ def load_score_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike | N
     if alignments is not None and len(alignments) != len(hyps):
         raise MwemtError(f"{len(alignments)} alignment files for {len(hyps)} systems; give one per system")
     sources: dict[str, str] = {f"hyp:{name}": str(path) for name, path in hyps}
-    items = read_testset(testset) if testset is not None else None
-    refs = read_lines(ref) if ref is not None else [it.reference for it in items] if items is not None else None
+    changes: dict[str, list[int]] = {}
+
+    def read(role: str, path: PathLike, reader=read_lines) -> list:
+        changed: list[int] = []
+        out = reader(path, changed=changed)
+        if changed:
+            changes[role] = changed
+        return out
+
+    items = read("testset", testset, read_testset) if testset is not None else None
+    refs = read("ref", ref) if ref is not None else [it.reference for it in items] if items is not None else None
     if ref is not None:
         sources["ref"] = str(ref)
     if testset is not None:
@@ -207,7 +238,8 @@ def load_score_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike | N
         align_path = alignments[k] if alignments is not None else None
         if align_path is not None:
             sources[f"align:{name}"] = str(align_path)
-        systems.append(SystemOutput(name, read_lines(path), read_alignments(align_path) if align_path else None,
+        systems.append(SystemOutput(name, read(f"hyp:{name}", path),
+                                    read_alignments(align_path) if align_path else None,
                                     str(path), str(align_path) if align_path else None))
     lex = table = None
     if lexicon is not None:
@@ -224,4 +256,4 @@ def load_score_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike | N
     if ids is not None:
         segment_ids = read_lines(ids)
         sources["ids"] = str(ids)
-    return ScoreInputs(systems, refs, items, lex, table, sources, segment_ids)
+    return ScoreInputs(systems, refs, items, lex, table, sources, segment_ids, changes)

@@ -531,12 +531,13 @@ def read_segment_scores(path: str | Path, *, negate: bool = False) -> dict[Key, 
 # ---------------------------------------------------------------- do the files cover the same items?
 
 
-PARTIAL_TOLERANCE = 0.01  # share of judged items a metric file may lack before meta-eval refuses
+PARTIAL_TOLERANCE = 0.01  # share of judged items a metric file may lack (no row, or no score) before meta-eval refuses
 
 
 @dataclass
 class Coverage:
-    """Which judged items a metric file has a row for (a ``None`` score counts as a row)."""
+    """Which judged items a metric file has a score for: a missing row and a row whose score is
+    ``None``/``nan`` both leave the item without one."""
 
     judged: int
     missing: list[Key]
@@ -544,6 +545,7 @@ class Coverage:
     extra_segments: list[str]
     metric_segments: int
     human_segments: int
+    without_score: int = 0  # of the missing items, those with a row whose score is None or nan
 
     @property
     def share_missing(self) -> float:
@@ -555,7 +557,9 @@ class Coverage:
 
     def describe(self, metric_path: str, human_path: str, examples: int = 5) -> str:
         """Counts and a few example ids, for an error or a warning."""
-        parts = [f"{metric_path} has no row for {len(self.missing)} of the {self.judged} items judged in "
+        rows = (f"no row for {len(self.missing) - self.without_score} and a row without a score (None/nan) for "
+                f"{self.without_score}" if self.without_score else f"no row for {len(self.missing)}")
+        parts = [f"{metric_path} has {rows} of the {self.judged} items judged in "
                  f"{human_path} ({self.share_missing:.1%})"]
         if self.missing_systems:
             parts.append(f"systems absent from it: {', '.join(self.missing_systems[:examples])}"
@@ -564,6 +568,7 @@ class Coverage:
         missing_segments = sorted({g for s, g in self.missing if s not in absent}, key=natural_key)
         if missing_segments:
             parts.append(f"{len(missing_segments)} judged segment ids without a row"
+                         + (" or a score" if self.without_score else "")
                          + (" for the systems it has" if absent else "")
                          + f", e.g. {', '.join(missing_segments[:examples])}")
         if self.extra_segments:
@@ -574,15 +579,21 @@ class Coverage:
 
 def coverage(human: Mapping[Key, float | None], metric: Mapping[Key, float | None],
              exclude_systems: Iterable[str] = ()) -> Coverage:
-    """Compare the judged items of ``human`` with the rows of ``metric``."""
+    """Compare the judged items of ``human`` with the scores of ``metric`` (a None score is missing)."""
     excluded = set(exclude_systems)
     judged = [k for k, v in human.items() if v is not None and k[0] not in excluded]
-    missing = [k for k in judged if k not in metric]
-    metric_systems = {s for s, _ in metric}
+    missing = [k for k in judged if not _finite(metric.get(k))]
+    metric_systems = {k[0] for k, v in metric.items() if _finite(v)}
     human_segments = {g for _, g in judged}
     metric_segments = {g for _, g in metric}
     return Coverage(
         judged=len(judged), missing=sorted(missing, key=lambda k: (k[0], natural_key(k[1]))),
         missing_systems=sorted({s for s, _ in judged} - metric_systems),
         extra_segments=sorted(metric_segments - {g for _, g in human}, key=natural_key),
-        metric_segments=len(metric_segments), human_segments=len(human_segments))
+        metric_segments=len(metric_segments), human_segments=len(human_segments),
+        without_score=sum(1 for k in missing if k in metric))
+
+
+def _finite(value: float | None) -> bool:
+    """A score that counts: present and finite (``None`` and ``nan`` mark an item without one)."""
+    return value is not None and math.isfinite(value)

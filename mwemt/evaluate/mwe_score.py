@@ -63,6 +63,10 @@ from mwemt.records import TestMwe
 
 AVERAGES = ("sentence", "mwe")
 ALIGN_MODES = ("eflomal", "none")
+# Where an MWE's acceptable translations besides its reference come from (``alternatives``):
+# none (the single reference), the test set's own (TestMwe.alternatives), or those plus an MWE
+# translation table's (mwemt.preprocess.mwe_table) for the MWE's type.
+ALTERNATIVE_MODES = ("none", "testset", "table")
 Alignment = Sequence[tuple[int, int]]
 
 # The defaults, chosen by agreement with the human verdicts on the TED EN-IT MWEs
@@ -219,7 +223,16 @@ class MweScore(RatioMetric):
     def __init__(self, lang: str = "it", *, case_sensitive: bool = False, average: str = "sentence",
                  pretokenized: bool = False, align: MweAlignSettings | str = "eflomal",
                  matching: MweMatching = DEFAULT_MATCHING, precision: float = DEFAULT_PRECISION,
-                 wordnet=None, lemmatizer: str = "simplemma", compat: str | None = None) -> None:
+                 wordnet=None, lemmatizer: str = "simplemma", compat: str | None = None,
+                 alternatives: str = "none", table=None, table_min_count: int = 1, table_name: str = "") -> None:
+        if alternatives not in ALTERNATIVE_MODES:
+            raise MwemtError(f"MWE alternatives must be one of {', '.join(ALTERNATIVE_MODES)}, not {alternatives!r}")
+        if alternatives == "table" and table is None:
+            raise MwemtError("--mwe-alternatives table needs an MWE translation table (table=, --mwe-table)")
+        if compat is not None and alternatives != "none":
+            raise MwemtError(f"the {compat} compatibility mode scores the single reference; drop the alternatives")
+        if table_min_count < 0:
+            raise MwemtError(f"the table's minimum count must be 0 or more, not {table_min_count}")
         if average not in AVERAGES:
             raise ValueError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
         if not 0.0 <= precision <= 1.0:
@@ -246,6 +259,10 @@ class MweScore(RatioMetric):
             lemmatizer_obj = get_lemmatizer(lemmatizer, lang)
         self.lemmatizer = lemmatizer_obj
         self.matcher = WordMatcher(matching, lang, lemmatizer_obj, self.wordnet)
+        self.alternatives = alternatives
+        self.table = table if alternatives == "table" else None
+        self.table_min_count = table_min_count
+        self.table_name = table_name
         self._ref_cache: dict[str, list[str]] = {}
         self._alignments: dict[str, object] = {}  # eflomal is not seeded: one alignment per input here
 
@@ -263,9 +280,19 @@ class MweScore(RatioMetric):
             from mwemt.preprocess.align import default_cache_dir
 
             align = MweAlignSettings(cache_dir=default_cache_dir())
+        table = None
+        if options.mwe_alternatives == "table":
+            if not options.mwe_table:
+                raise MwemtError("--mwe-alternatives table needs --mwe-table FILE (`mwemt testset table`)")
+            from mwemt.preprocess.mwe_table import MweTranslationTable
+
+            table = MweTranslationTable.read(options.mwe_table)
         return cls(options.lang, case_sensitive=options.mwe_case_sensitive, average=options.mwe_average,
                    pretokenized=options.mwe_pretokenized, align=align, matching=matching,
-                   precision=precision, wordnet=wordnet, compat=options.mwe_compat)
+                   precision=precision, wordnet=wordnet, compat=options.mwe_compat,
+                   alternatives=options.mwe_alternatives, table=table,
+                   table_min_count=options.mwe_table_min_count,
+                   table_name=Path(options.mwe_table).name if options.mwe_table else "")
 
     # -- tokenization
     def moses_tokens(self, text: str) -> list[str]:
@@ -341,8 +368,27 @@ class MweScore(RatioMetric):
                     aligned = False
                     if counts is not None:
                         counts["mwes_without_indices"] = counts.get("mwes_without_indices", 0) + 1
-            scores.append(self.mwe_score(self.ref_words(reference), candidates, aligned))
+            if self.alternatives == "none" or isinstance(mwe, str):
+                scores.append(self.mwe_score(self.ref_words(reference), candidates, aligned))
+            else:  # the closest acceptable translation counts
+                options = [self.mwe_score(self.ref_words(r), candidates, aligned)
+                           for r in (reference, *self.alternatives_of(mwe))]
+                known = [x for x in options if x is not None]
+                scores.append(max(known) if known else None)
         return SentenceMweScores(scores)
+
+    def alternatives_of(self, mwe: TestMwe) -> tuple[str, ...]:
+        """The acceptable translations of ``mwe`` besides its reference, under ``alternatives``:
+        the test set's (``mwe.alternatives``), and with ``table`` those of the MWE's type in the
+        table attested at least ``table_min_count`` times (dictionary entries always)."""
+        if self.alternatives == "none":
+            return ()
+        out = list(getattr(mwe, "alternatives", ()))
+        if self.table is not None:
+            from mwemt.preprocess.mwe_table import mwe_key
+
+            out += [e.text for e in self.table.translations(mwe_key(mwe), min_count=self.table_min_count)]
+        return tuple(dict.fromkeys(a for a in out if a != mwe.reference))
 
     def sentence_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[TestMwe | str]],
                        alignments: Sequence[Alignment] | None = None, sources: Sequence[str] | None = None,
@@ -434,6 +480,11 @@ class MweScore(RatioMetric):
         fields.update(self.matching.signature_fields(self.lang, getattr(self.wordnet, "name", None)))
         if self.precision:
             fields["prec"] = f"{self.precision:g}"
+        if self.alternatives != "none":  # no alts field: the single reference
+            alts = self.alternatives
+            if self.table is not None:
+                alts += f"[{self.table_name or 'table'},keys{len(self.table)},min{self.table_min_count}]"
+            fields["alts"] = alts
         fields.update({"dist": "levenshtein-char", "cap": "len"})
         return Signature.of(self.name, fields)
 

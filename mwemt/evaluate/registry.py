@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from mwemt.evaluate.inputs import ScoreInputs
 
 BUILTIN_METRIC_MODULES = ("mwemt.evaluate.sacrebleu_metrics", "mwemt.evaluate.mwe_score", "mwemt.evaluate.mwe_parts",
-                          "mwemt.evaluate.tesla")
+                          "mwemt.evaluate.tesla", "mwemt.evaluate.liter", "mwemt.evaluate.term_use",
+                          "mwemt.evaluate.mwe_alts")
 
 _REGISTRY: dict[str, type[Metric]] = {}
 _builtins_loaded = False
@@ -61,6 +62,14 @@ class MetricOptions:
     mwe_precision: float | None = None  # None = the MWE score's default
     mwe_wordnet: str | None = None  # OMW .tab wordnet of the target language, for synonym matching
     mwe_compat: str | None = None  # "zaninello2020": the published scorer's rules
+    # "none" (single reference), "testset" (the test items' alternatives) or "table" (those and --mwe-table's)
+    mwe_alternatives: str = "none"
+    mwe_table: str | None = None  # an MWE translation table (mwemt.preprocess.mwe_table), JSONL
+    mwe_table_min_count: int = 1  # least alignment count of a table translation that counts (dictionary: always)
+    dictionary: str | None = None  # bilingual dictionary (LiTER's blocklist; mwemt.preprocess.mwe_table.read_dictionary)
+    dictionary_format: str = "auto"  # auto, bilingual or wn-aligned
+    terms: str | None = None  # term use: an MWE translation table, or a source<TAB>target terms file
+    term_match: str = "exact"  # term use matching: "exact" (tokens) or "lemma" (inflection-tolerant)
     tesla_wordnet: bool = True
     tesla_default: float | str | None = None  # tesla-comp's weight of MWEs without a prediction (None: its default)
 

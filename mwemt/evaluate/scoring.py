@@ -10,7 +10,7 @@ same way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mwemt.errors import InputError
 from mwemt.evaluate.base import Metric, MetricScore, SegmentError, SentenceStats
@@ -18,6 +18,8 @@ from mwemt.evaluate.bootstrap import BootstrapResult, BootstrapSettings, paired_
 from mwemt.evaluate.inputs import ScoreInputs, SystemOutput
 from mwemt.evaluate.mwe_score import AlignmentError
 from mwemt.evaluate.registry import MetricOptions, build_metric
+from mwemt.evaluate.signature import Signature
+from mwemt.fileio import NORMALIZATION
 
 
 @dataclass
@@ -88,9 +90,22 @@ def score_metric(metric: Metric, inputs: ScoreInputs, *, sentence_level: bool = 
             score.signature = score.signature.with_bootstrap(bootstrap.samples, bootstrap.seed)
     sentence_signature = None
     if sentence_level and metric.sentence_signature(stats[0]) != metric.signature(stats[0]):
-        sentence_signature = str(metric.sentence_signature(stats[0]))
+        sentence_signature = str(normalized_signature(metric.sentence_signature(stats[0]), inputs))
+    for score in scores:
+        score.signature = normalized_signature(score.signature, inputs)
     return MetricResults(metric.key, scores, _join_signatures([str(s.signature) for s in scores]), results,
                          sentence_signature, metric)
+
+
+def normalized_signature(signature: Signature, inputs: ScoreInputs) -> Signature:
+    """``signature`` with ``norm:nfc-zw`` when reading changed the text scored (`ScoreInputs.normalized`):
+    a byte-order mark, a zero-width or a decomposed character. Such a score is not the one sacrebleu
+    (or anything else) computes on the raw files, so it must not carry their signature."""
+    if not any(role.startswith("hyp:") or role in ("ref", "testset") for role in inputs.normalized):
+        return signature
+    if signature.get("norm") is not None:
+        return signature
+    return replace(signature, settings=(*signature.settings, ("norm", NORMALIZATION)))
 
 
 def score_systems(inputs: ScoreInputs, metrics: Sequence[str | Metric], options: MetricOptions | None = None, *,

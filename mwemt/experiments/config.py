@@ -27,17 +27,23 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mwemt.augment.dictionary import DICT_FORMATS
+from mwemt.augment.dictionary import FORMS as DICT_AUGMENT_FORMS
+from mwemt.augment.ratio import MAX_RATIO
 from mwemt.errors import MwemtError
+from mwemt.evaluate.base import REFERENCE_MWES
 from mwemt.evaluate.compare.buckets import MWE_FREQ_CUTOFFS, WORD_FREQ_CUTOFFS, check_cutoffs
 from mwemt.evaluate.mwe_score import AVERAGES
-from mwemt.evaluate.registry import metric_names
+from mwemt.evaluate.registry import metric_class, metric_names
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 from mwemt.nmt.config import ModelConfig, PrepareConfig, TrainConfig, consistency_problems, with_preset
-from mwemt.nmt.translate import SOURCE_MWES
+from mwemt.nmt.translate import CONSTRAINT_ORDERS, SOURCE_MWES
 from mwemt.preprocess.annotate import ENCODINGS, FACTOR_NAMES, PreprocessConfig
+from mwemt.preprocess.hints import TABLE_SOURCES, HintConfig, is_hint_encoding
+from mwemt.preprocess.identification import MWE_CONTEXT_SOURCES
 from mwemt.preprocess.lemmatize import BACKENDS
 from mwemt.preprocess.subword import SubwordConfig
 from mwemt.schema import (
+    SEED_MAX,
     ConfigError,
     Context,
     Node,
@@ -51,10 +57,19 @@ from mwemt.schema import (
 
 PACKAGE_PREFIX = "package:"
 PACKAGE_DATA = Path(__file__).resolve().parents[1] / "data"
-AUGMENTS = ("none", "dictionary", "backtranslation")
+AUGMENTS = ("none", "dictionary", "backtranslation", "backtranslation-real")
+# the augmentations that select sentences with the back-translation model (the real control pairs the same
+# selection with its real sources)
+BACKTRANSLATIONS = ("backtranslation", "backtranslation-real")
 ROLES = ("general", "mwe")
+TRANSLATE_HINTS = ("table", "none")
 SPLIT_REST = "split-rest"      # data.monolingual: the target side of the pairs data.train_size left out
 SPLIT_TEST = "split-test"      # tests.NAME.source: the pairs data.split.test_size held out
+RUN_TABLE = "run"              # tests.NAME.build.table: the run's MWE translation table (`data.mwe_table` or built)
+NO_TABLE = "none"              # tests.NAME.build.table: no table (the items carry no alternatives)
+MWE_ALTS_MODES = ("testset", "table")   # score.mwe_alternatives: the mode of `mwe-alts` (`mwemt.evaluate.mwe_alts`)
+TABLE_METRICS = ("term-use",)  # metrics that read the run's MWE translation table (its translations are the terms)
+DICTIONARY_METRICS = ("liter",)   # metrics that read `data.dictionary` (LiTER's word-for-word blocklist)
 REVERSE = "reverse"            # the name of the back-translation model's "system"
 EXPECTED = "an experiment config: name, src_lang, tgt_lang, data, tests, systems, ..."
 
@@ -103,6 +118,10 @@ class DataConfig:
     target_lexicon: str | None = setting(None, path="exists", help="target-language MWEs: select back-"
                                                                  "translation sentences; the tesla metrics")
     target_lexicon_format: str = setting("auto", choices=LEXICON_FORMATS, help="format of `target_lexicon`")
+    mwe_table: str | None = setting(None, path="file", doc_default="built in the run",
+                                    help="MWE translation table (JSONL, `mwemt.preprocess.mwe_table`) for inline hints "
+                                         "and the dictionary's sense filter; by default built in the run from the "
+                                         "training pairs (word alignment of `lexicon`'s MWEs) plus `dictionary`")
 
     def resolve(self, node: Node, ctx: Context) -> DataConfig:
         if self.split is not None:
@@ -143,6 +162,30 @@ class TestBuildConfig:
     alignment_extra: int = setting(50000, minimum=0, help="training pairs added to the aligner's input for its "
                                                           "statistics (0 = none)")
     samplers: int = setting(3, minimum=1, help="eflomal's independent samplers")
+    table: str | None = setting(None, path="file", literals=(RUN_TABLE, NO_TABLE),
+                                doc_default="run or none",
+                                help="MWE translation table whose translations complete partial alignments and "
+                                     "become each MWE's `alternatives` (what `mwe-alts` credits; `mwemt testset build "
+                                     "--table`): `run` (the run's table: `data.mwe_table`, else the one the run "
+                                     "builds once from the training pairs), `none`, or a table file (JSONL). Left "
+                                     "out: `run` where the run has a table anyway (`data.mwe_table`, or a system that "
+                                     "reads one) or the test scores `mwe-alts`, else `none`")
+    mwe_context: str = setting("none", path="file", literals=MWE_CONTEXT_SOURCES,
+                               help="the MWE-in-context classifier (docs/identification.md) judges each lexicon match "
+                                    "of the test pairs and drops those under its threshold, so that literal look-alikes "
+                                    "do not become test MWEs: none (the run's `preprocess` identification only, as the "
+                                    "systems'), auto (the bundled model where the lexicon is OEWN or wn-aligned English "
+                                    "and no other filter model applies: `mwemt testset build`'s default), bundled, or "
+                                    "a model file")
+    mwe_threshold: float | None = setting(None, minimum=0.0, maximum=1.0, doc_default="the model's",
+                                          help="with `mwe_context`: keep matches with P(MWE) at or above this (the "
+                                               "model's own threshold was chosen on development data; 0 keeps every "
+                                               "match)")
+
+    def resolve(self, node: Node, ctx: Context) -> TestBuildConfig:
+        if self.mwe_threshold is not None and self.mwe_context == "none":
+            raise node.error("mwe_threshold", "is the MWE-in-context classifier's threshold: set `mwe_context` too")
+        return self
 
 
 @dataclass(frozen=True)
@@ -188,9 +231,11 @@ class TestConfig:
             raise node.error("sample", "choose `sample` (a seeded sample) or `max_items` (the first N), not both")
         if self.build is not None and (self.testset or self.from_ted):
             raise node.error("build", "builds a test set from `source` and `reference`: remove `testset`/`from_ted`")
-        if any(m.startswith("mwe") for m in self.metrics) and not (self.testset or self.from_ted or self.build):
-            raise node.error("metrics", "the MWE score needs an MWE-annotated test set (`testset`, `from_ted` or "
-                                        "`build`)")
+        needs_mwes = [m for m in self.metrics if metric_class(m).reference_kind == REFERENCE_MWES]
+        if needs_mwes and not (self.testset or self.from_ted or self.build):
+            what = "the MWE score" if any(m.startswith("mwe") for m in needs_mwes) else " and ".join(needs_mwes)
+            raise node.error("metrics", f"{what} needs an MWE-annotated test set (`testset`, `from_ted` or `build`): "
+                                        f"{', '.join(needs_mwes)} read(s) the reference translations of its MWEs")
         return self
 
 
@@ -200,9 +245,19 @@ class TestConfig:
 class DictionaryOptions:
     """+dictionary: MWE dictionary entries added as training pairs (`mwemt.augment.dictionary`)."""
 
-    ratio: float = setting(0.10, greater_than=0.0, help="synthetic pairs / original training pairs")
+    ratio: float = setting(0.10, greater_than=0.0, maximum=MAX_RATIO, help="synthetic pairs / original training pairs")
     mwe_only: bool = setting(True, help="only entries whose source side has two or more words")
     lemmatizer: str = setting("simplemma", choices=BACKENDS, help="lemmatizer of the deduplication key")
+    drop_identical: bool = setting(False, help="drop pairs whose two sides are the same text (Latin taxa)")
+    sense_filter: bool = setting(False, help="keep a pair only when the MWE translation table (`data.mwe_table`) "
+                                             "attests its translation for the MWE by alignment of the training pairs")
+    sense_min_count: int = setting(1, minimum=0, help="least alignment count of the attesting translation")
+    form: str = setting("entries", choices=DICT_AUGMENT_FORMS,
+                        help="entries (the dictionary pairs), sentences (pairs of the corpus's left-out pool, "
+                             "`data.train_size`, that show a kept pair in context) or both")
+    max_sentences_per_pair: int = setting(3, minimum=1, help="context sentence pairs per dictionary pair at most")
+    allow_repeat: bool = setting(True, help="repeat candidates to reach the ratio (false: each once, the shortfall "
+                                            "reported)")
 
 
 @dataclass(frozen=True)
@@ -210,7 +265,7 @@ class BacktranslationOptions:
     """+back-translation: target sentences with MWEs translated by the reverse model
     (`mwemt.augment.backtranslate`)."""
 
-    ratio: float = setting(0.10, greater_than=0.0, help="synthetic pairs / original training pairs")
+    ratio: float = setting(0.10, greater_than=0.0, maximum=MAX_RATIO, help="synthetic pairs / original training pairs")
     beam: int = setting(5, minimum=1, help="beam size of the reverse model")
     batch_size: int = setting(64, minimum=1, help="sentences per batch of the reverse model")
     tag: str = setting("", help="prefix of every synthetic source, e.g. '<BT>' (tagged back-translation)")
@@ -243,6 +298,21 @@ class TranslateConfig:
                                help="what the model is told about the source's MWEs: what the lexicon identifies, "
                                     "or none (an ablation: IOB tags all O and lemma factors the words' lemmas; "
                                     "wws joins nothing)")
+    hints: str = setting("table", choices=TRANSLATE_HINTS,
+                         help="hint encodings: inline hints from the MWE translation table (never the reference), "
+                              "or none (an ablation: the hint model without hints)")
+    constraints: str = setting("none", choices=("none",) + CONSTRAINT_ORDERS,
+                               help="lexically constrained decoding (fairseq's constrained beam search, Post & Vilar "
+                                    "2018) with the MWE translation table (`data.mwe_table`, else the run's): each "
+                                    "source MWE the table lists must appear in the output as its best translation, "
+                                    "anywhere (unordered) or in source order (ordered); none = plain beam search. "
+                                    "Needs no model of its own: e.g. constrained-decoding: {model_of: baseline, "
+                                    "translate: {constraints: unordered}}")
+    constraint_min_count: int = setting(1, minimum=0, help="least alignment count of a table translation used as a "
+                                                           "constraint (dictionary translations always qualify)")
+    constraint_sources: tuple[str, ...] = setting(TABLE_SOURCES, choices=TABLE_SOURCES,
+                                                  help="table translations used as constraints: attested by "
+                                                       "alignment, listed by the dictionary, or both")
 
 
 @dataclass(frozen=True)
@@ -250,9 +320,15 @@ class ScoreConfig:
     """Scoring every system on every test set, with a paired bootstrap against the baseline."""
 
     bootstrap: int = setting(1000, minimum=1, help="bootstrap resamples")
-    bootstrap_seed: int = setting(12345, help="bootstrap seed (sacrebleu's default)")
+    bootstrap_seed: int = setting(12345, minimum=0, maximum=SEED_MAX, help="bootstrap seed (sacrebleu's default)")
     mwe_average: str = setting("sentence", choices=AVERAGES, help="the MWE score averages over sentences or "
                                                                   "over MWEs")
+    mwe_alternatives: str = setting(MWE_ALTS_MODES[0], choices=MWE_ALTS_MODES,
+                                    help="what metric `mwe-alts` credits besides the reference (`mwe` is always the "
+                                         "single reference): testset (the alternatives the test items carry; a test "
+                                         "built in the run gets them from the run's table, `tests.NAME.build.table`) "
+                                         "or table (those plus every translation of the MWE's type in the run's MWE "
+                                         "translation table); the mode is in the score's signature (`alts:`)")
     baseline: str | None = setting(None, doc_default="the first system",
                                    help="the system the others are tested against")
 
@@ -267,9 +343,9 @@ class ReportConfig:
     hit_threshold: float = setting(1.0, greater_than=0.0, maximum=1.0,
                                    help="MWE score from which an MWE occurrence counts as translated")
     examples: int = setting(8, minimum=0, help="example sentences per system and direction (wins, losses)")
-    mwe_freq_buckets: tuple[int, ...] = setting(MWE_FREQ_CUTOFFS, help="cutoffs of the MWE training-frequency "
+    mwe_freq_buckets: tuple[int, ...] = setting(MWE_FREQ_CUTOFFS, minimum=1, help="cutoffs of the MWE training-frequency "
                                                                        "buckets (increasing, from 1)")
-    word_freq_buckets: tuple[int, ...] = setting(WORD_FREQ_CUTOFFS, help="cutoffs of the word-frequency buckets "
+    word_freq_buckets: tuple[int, ...] = setting(WORD_FREQ_CUTOFFS, minimum=1, help="cutoffs of the word-frequency buckets "
                                                                          "(compare-mt's)")
     max_gap: int = setting(3, minimum=0, help="MWE counts in the training source: most tokens between two "
                                               "components")
@@ -287,13 +363,102 @@ class ReportConfig:
         return [t for t in tests if self.enabled and (not self.tests or t in self.tests)]
 
 
+# ---------------------------------------------------------------- where stages run
+
+SLURM_STAGES = ("corpus", "testdata", "augment", "annotate", "subword", "prepare", "train", "translate", "score",
+                "report")
+
+
+def _executor_names() -> tuple[str, ...]:
+    from mwemt.experiments.executors import EXECUTORS
+
+    return tuple(EXECUTORS)
+
+
+def _check_mem(value: str | None, node: Node, key: str) -> None:
+    import re
+
+    if value is not None and not re.fullmatch(r"[1-9][0-9]*[KMGT]?", value):
+        raise node.error(key, f"{value!r} is not an amount of memory", expected="e.g. 500M, 8G (sbatch --mem)")
+
+
+@dataclass(frozen=True)
+class SlurmResources:
+    """What the Slurm job of one kind of stage asks for; a key left null takes the value of the `slurm`
+    section (the default of every stage)."""
+
+    partition: str | None = setting(None, doc_default="slurm.partition", help="partition (sbatch --partition)")
+    account: str | None = setting(None, doc_default="slurm.account", help="account (sbatch --account)")
+    time: int | None = setting(None, minimum=1, doc_default="slurm.time", help="time limit in minutes")
+    cpus: int | None = setting(None, minimum=1, doc_default="slurm.cpus",
+                               help="CPU cores (--cpus-per-task; the stage's torch threads where its config leaves "
+                                    "them open)")
+    mem: str | None = setting(None, doc_default="slurm.mem", help="memory, e.g. 8G (--mem)")
+    gpus: int | None = setting(None, minimum=0, doc_default="slurm.gpus", help="GPUs (--gpus-per-node)")
+
+    def resolve(self, node: Node, ctx: Context) -> SlurmResources:
+        _check_mem(self.mem, node, "mem")
+        return self
+
+
+@dataclass(frozen=True)
+class TrainResources(SlurmResources):
+    """The Slurm job of a training: a GPU and a day by default (`train.device: auto` then trains on the GPU)."""
+
+    time: int | None = setting(1440, minimum=1, help="time limit in minutes")
+    cpus: int | None = setting(4, minimum=1, help="CPU cores (fairseq's data loading; `train.threads` on a CPU)")
+    mem: str | None = setting("16G", help="memory (--mem)")
+    gpus: int | None = setting(1, minimum=0, help="GPUs (--gpus-per-node); 0 trains on the CPU")
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    """`executor: slurm` (or `mwemt run --executor slurm`): every stage is a Slurm job, submitted through
+    submitit as soon as its inputs are ready. The keys here are every stage's defaults; `slurm.STAGE`
+    (corpus, testdata, augment, annotate, subword, prepare, train, translate, score, report) overrides them
+    for one kind of stage; any other stage takes these. None of it is part of a stage's key: a grid moves
+    between local and Slurm runs."""
+
+    partition: str | None = setting(None, doc_default="the cluster's default", help="partition of every stage")
+    account: str | None = setting(None, doc_default="your default account", help="account charged for the jobs")
+    time: int = setting(120, minimum=1, help="time limit in minutes")
+    cpus: int = setting(2, minimum=1, help="CPU cores per job")
+    mem: str = setting("8G", help="memory per job, e.g. 8G (sbatch --mem)")
+    gpus: int = setting(0, minimum=0, help="GPUs per job")
+    retries: int = setting(2, minimum=0, help="how often a job that died without a result (killed, time limit, "
+                                              "node failure) is submitted again; a stage's own error is not retried")
+    grace: float = setting(60.0, minimum=0, help="seconds a job may be gone from the queue before its result "
+                                                 "file appears (a shared file system's delay); then it failed")
+    setup: tuple[str, ...] = setting((), help="shell lines each job runs first, e.g. `module load cuda`")
+    corpus: SlurmResources = setting(default_factory=SlurmResources)
+    testdata: SlurmResources = setting(default_factory=SlurmResources)
+    augment: SlurmResources = setting(default_factory=SlurmResources)
+    annotate: SlurmResources = setting(default_factory=SlurmResources)
+    subword: SlurmResources = setting(default_factory=SlurmResources)
+    prepare: SlurmResources = setting(default_factory=SlurmResources)
+    train: TrainResources = setting(default_factory=TrainResources)
+    translate: SlurmResources = setting(default_factory=SlurmResources)
+    score: SlurmResources = setting(default_factory=SlurmResources)
+    report: SlurmResources = setting(default_factory=SlurmResources)
+
+    def resolve(self, node: Node, ctx: Context) -> SlurmConfig:
+        _check_mem(self.mem, node, "mem")
+        return self
+
+    def resources(self, stage: str) -> SlurmResources:
+        """The resolved resources of one kind of stage (every key set; partition and account may be None)."""
+        own = getattr(self, stage) if stage in SLURM_STAGES else SlurmResources()
+        return SlurmResources(**{f.name: getattr(self, f.name) if getattr(own, f.name) is None else getattr(own, f.name)
+                                 for f in dataclasses.fields(SlurmResources)})
+
+
 # ---------------------------------------------------------------- systems
 
 def _augment_section(node: Node) -> tuple[str, type] | None:
     kind = node.get("augment")
     if kind == "dictionary":
         return "augment.dictionary", DictionaryOptions
-    if kind == "backtranslation":
+    if kind in BACKTRANSLATIONS:   # the real control selects exactly as back-translation does
         return "augment.backtranslation", BacktranslationOptions
     return None
 
@@ -330,9 +495,12 @@ class SystemConfig:
     encoding: str = setting("none", choices=ENCODINGS, help="none (plain text), wws (contiguous MWEs joined "
                                                             "into one token), iob (surface|lemma|tag factors) or "
                                                             "iob-constant (surface|-|O: iob's architecture, no MWE "
-                                                            "information; an ablation)")
-    augment: str = setting("none", choices=AUGMENTS, help="none, + MWE dictionary pairs, or + back-translated "
-                                                          "MWE sentences")
+                                                            "information; an ablation), hints or hints-lemma "
+                                                            "(inline target hints with a 0/1/2 factor: `hints`)")
+    augment: str = setting("none", choices=AUGMENTS, help="none, + MWE dictionary pairs, + back-translated MWE "
+                                                          "sentences, or backtranslation-real (the control: the "
+                                                          "sentences back-translation selects, with their real "
+                                                          "sources; options of `augment.backtranslation`)")
     augment_options: DictionaryOptions | BacktranslationOptions | None = setting(
         None, inherit=_augment_section, doc_default="augment.dictionary` or `augment.backtranslation",
         help="(by `augment`)")
@@ -342,6 +510,7 @@ class SystemConfig:
     model: ModelConfig = setting(default_factory=ModelConfig, inherit="model")
     train: TrainConfig = setting(default_factory=TrainConfig, inherit="train")
     translate: TranslateConfig = setting(default_factory=TranslateConfig, inherit="translate")
+    hints: HintConfig = setting(default_factory=HintConfig, inherit="hints")
     model_of: str | None = setting(None, help="a decoding variant: translate with this other system's trained "
                                               "model (nothing is trained) and this entry's `translate` keys, e.g. "
                                               "iob-no-mwes: {model_of: iob, translate: {source_mwes: none}}")
@@ -373,7 +542,7 @@ class ReverseConfig:
 
     def resolve(self, node: Node, ctx: Context) -> ReverseConfig:
         systems = ctx.root.get("systems")
-        needed = isinstance(systems, dict) and any(isinstance(s, dict) and s.get("augment") == "backtranslation"
+        needed = isinstance(systems, dict) and any(isinstance(s, dict) and s.get("augment") in BACKTRANSLATIONS
                                                     for s in systems.values())
         if not needed:   # never trained: presets only, so that settings meant for the systems do not fail here
             model, train = with_preset(self.model, self.train)
@@ -388,7 +557,7 @@ class ExperimentConfig:
     """An experiment: its data, test sets, systems and every stage's settings."""
 
     name: str = setting("experiment", help="label for logs and results; default run directory runs/NAME")
-    seed: int = setting(1, help="seeds the corpus sample, augmentation, sentencepiece and fairseq")
+    seed: int = setting(1, minimum=0, maximum=SEED_MAX, help="seeds the corpus sample, augmentation, sentencepiece and fairseq")
     src_lang: str = setting("en", help="source language code")
     tgt_lang: str = setting("it", help="target language code")
     lowercase: bool = setting(False, help="lowercase training and test text (e.g. for lowercased test sets)")
@@ -402,11 +571,17 @@ class ExperimentConfig:
     model: ModelConfig = setting(default_factory=ModelConfig, help="the fairseq model")
     train: TrainConfig = setting(default_factory=TrainConfig, help="fairseq-train")
     translate: TranslateConfig = setting(default_factory=TranslateConfig, help="test-set translation")
+    hints: HintConfig = setting(default_factory=HintConfig, help="inline target hints (encodings hints, hints-lemma)")
     score: ScoreConfig = setting(default_factory=ScoreConfig, help="scoring")
     report: ReportConfig = setting(default_factory=ReportConfig, help="the comparison report of each test set")
     systems: dict[str, SystemConfig] = setting(default_factory=dict, doc_default="required",
                                                help="the systems by name, e.g. baseline: {}, iob: {encoding: iob}")
     reverse: ReverseConfig = setting(default_factory=ReverseConfig, help="the back-translation model")
+    executor: str = setting("local", choices=_executor_names,
+                            help="where the stages run: local (worker processes on this machine) or slurm (a Slurm "
+                                 "job each); `mwemt run --executor` overrides it; results and stage keys do not "
+                                 "depend on it")
+    slurm: SlurmConfig = setting(default_factory=SlurmConfig, help="Slurm jobs' resources (`executor: slurm`)")
     source: str = dataclasses.field(default="", metadata={"internal": True})   # the config file
 
     def resolve(self, node: Node, ctx: Context) -> ExperimentConfig:
@@ -427,20 +602,51 @@ class ExperimentConfig:
                                       expected=", ".join(trained))
             if s.encoding != "none" and not self.data.lexicon:
                 raise systems.error(name, f"encoding {s.encoding} needs data.lexicon (the source-language MWEs)")
+            if s.model_of is None and s.train.mwe_loss_weight != 1.0 and not self.data.lexicon:
+                raise systems.error(name, "train.mwe_loss_weight needs data.lexicon (it finds the training "
+                                          "sentences with MWEs)")
             if s.augment == "dictionary" and not self.data.dictionary:
                 raise systems.error(name, "uses the dictionary but data.dictionary is not set")
-            if s.augment == "backtranslation":
+            if s.augment == "backtranslation-real" and self.data.monolingual != SPLIT_REST:
+                raise systems.error(name, "backtranslation-real reads the real sources of the selected sentences: "
+                                          "it needs data.monolingual: split-rest (both sides of the left-out pairs)")
+            if s.augment == "dictionary" and s.augment_options.form != "entries" and not self.corpus_train_size:
+                raise systems.error(name, "dictionary sentences come from the pairs the training sample leaves out: "
+                                          "set data.train_size or data.split.train_size")
+            if s.translate.constraints != "none" and not (self.data.mwe_table or self.data.lexicon):
+                raise systems.error(name, "constrained decoding needs an MWE translation table: data.mwe_table, or "
+                                          "data.lexicon to build one")
+            if s.augment == "dictionary" and s.augment_options.sense_filter and not (self.data.mwe_table
+                                                                                    or self.data.lexicon):
+                raise systems.error(name, "the dictionary's sense filter needs an MWE translation table: "
+                                          "data.mwe_table, or data.lexicon to build one")
+            if s.augment in BACKTRANSLATIONS:
                 if not self.data.monolingual:
                     raise systems.error(name, "uses back-translation but data.monolingual is not set")
                 if not self.data.target_lexicon:
                     raise systems.error(name, "back-translation needs data.target_lexicon (target-language "
                                               "MWEs select the sentences)")
+        if (self.reverse.train.mwe_loss_weight != 1.0
+                and any(s.augment in BACKTRANSLATIONS for s in self.systems.values())):
+            raise node.error("reverse", "the back-translation model does not weigh MWE sentences: set "
+                                        "reverse.train.mwe_loss_weight to 1 (or set the weight per system)")
         for name, t in self.tests.items():
             tests = node.get("tests")
             if t.source == SPLIT_TEST and not (self.data.split and self.data.split.test_size):
                 raise tests.error(name, "`source: split-test` needs data.split with test_size > 0")
             if t.build is not None and not (t.build.lexicon or self.data.lexicon):
                 raise tests.error(name, "`build` needs build.lexicon or data.lexicon")
+            entry = tests.get(name)
+            if t.build is not None and t.build.table == RUN_TABLE and not self.can_have_table:
+                raise entry.get("build").error("table", "the run's MWE translation table needs data.mwe_table, or "
+                                                        "data.lexicon to build one")
+            table_metrics = [m for m in t.metrics if m in self.table_metrics]
+            if table_metrics and not self.can_have_table:
+                raise entry.error("metrics", f"{table_metrics[0]} reads the run's MWE translation table: set "
+                                             "data.mwe_table, or data.lexicon to build one")
+            dict_metrics = [m for m in t.metrics if m in DICTIONARY_METRICS]
+            if dict_metrics and not self.data.dictionary:
+                raise entry.error("metrics", f"{dict_metrics[0]} reads the bilingual dictionary: set data.dictionary")
         if self.data.monolingual == SPLIT_REST and not self.corpus_train_size:
             raise data.error("monolingual", "split-rest needs a training sample that leaves pairs out "
                                             "(data.train_size or data.split.train_size)")
@@ -453,7 +659,39 @@ class ExperimentConfig:
             report = node.get("report") if isinstance(node.get("report"), Node) else node
             raise report.error("tests", f"{', '.join(map(repr, unknown))} is not a test set",
                                expected=", ".join(self.tests) or "a name under `tests:`")
-        return replace(self, score=replace(self.score, baseline=baseline))
+        tests_resolved = {name: self._with_build_table(t) for name, t in self.tests.items()}
+        return replace(self, score=replace(self.score, baseline=baseline), tests=tests_resolved)
+
+    def _with_build_table(self, t: TestConfig) -> TestConfig:
+        """``build.table`` left open: `run` where the run has an MWE translation table anyway (`has_table`)
+        or the test scores `mwe-alts` (the alternatives it credits come from the table), else `none`."""
+        if t.build is None or t.build.table is not None:
+            return t
+        table = RUN_TABLE if self.can_have_table and (self.has_table or "mwe-alts" in t.metrics) else NO_TABLE
+        return replace(t, build=replace(t.build, table=table))
+
+    @property
+    def table_metrics(self) -> tuple[str, ...]:
+        """The metrics that read the run's MWE translation table (`mwe-alts` too with `score.mwe_alternatives: table`)."""
+        return TABLE_METRICS + (("mwe-alts",) if self.score.mwe_alternatives == "table" else ())
+
+    @property
+    def can_have_table(self) -> bool:
+        """Whether the run can have an MWE translation table: given, or built from data.lexicon."""
+        return bool(self.data.mwe_table or self.data.lexicon)
+
+    @property
+    def has_table(self) -> bool:
+        """Whether the run has an MWE translation table whatever the tests: `data.mwe_table`, or one of the
+        systems needs the run to build one (hint encodings, the dictionary's sense filter, constrained decoding)."""
+        return bool(self.data.mwe_table) or any(self.system_needs_table(s) for s in self.systems)
+
+    def system_needs_table(self, system: str) -> bool:
+        """Whether ``system`` reads the run's MWE translation table (its model's hints or sense filter, or its
+        constrained decoding)."""
+        s, trained = self.systems[system], self.systems[self.trained_system(system)]
+        return (is_hint_encoding(trained.encoding) or s.translate.constraints != "none"
+                or (trained.augment == "dictionary" and trained.augment_options.sense_filter))
 
     @property
     def corpus_train_size(self) -> int:
@@ -539,7 +777,8 @@ def markdown_reference() -> str:
     for key, cls in (("data", DataConfig), ("data.split", SplitConfig), ("tests.NAME", TestConfig),
                      ("tests.NAME.build", TestBuildConfig),
                      ("augment.dictionary", DictionaryOptions), ("augment.backtranslation", BacktranslationOptions),
-                     ("preprocess", PreprocessConfig), ("subword", SubwordConfig), ("prepare", PrepareConfig),
+                     ("preprocess", PreprocessConfig), ("hints", HintConfig), ("subword", SubwordConfig),
+                     ("prepare", PrepareConfig),
                      ("model", ModelConfig)):
         parts.append(markdown_section(cls, key + ".", f"`{key}`"))
     presets = ["Presets (`model.preset`); all train with Adam (0.9, 0.98), inverse-sqrt warm-up, label "
@@ -549,7 +788,8 @@ def markdown_reference() -> str:
                 for name, p in PRESETS.items()]
     parts.append("\n".join(presets) + "\n")
     for key, cls in (("train", TrainConfig), ("translate", TranslateConfig), ("score", ScoreConfig),
-                     ("report", ReportConfig), ("systems.NAME", SystemConfig), ("reverse", ReverseConfig)):
+                     ("report", ReportConfig), ("systems.NAME", SystemConfig), ("reverse", ReverseConfig),
+                     ("slurm", SlurmConfig), ("slurm.STAGE", SlurmResources), ("slurm.train", TrainResources)):
         parts.append(markdown_section(cls, key + ".", f"`{key}`"))
     return "\n".join(parts)
 

@@ -20,25 +20,36 @@ words-with-spaces tokens change the source vocabulary), which is what the paper'
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
 from mwemt.errors import MwemtError
 from mwemt.experiments import stages as S
 from mwemt.experiments.cache import CacheEntry
-from mwemt.experiments.config import REVERSE, SPLIT_REST, SPLIT_TEST, ExperimentConfig, require_tests
+from mwemt.experiments.config import (
+    BACKTRANSLATIONS,
+    DICTIONARY_METRICS,
+    NO_TABLE,
+    REVERSE,
+    RUN_TABLE,
+    SPLIT_REST,
+    SPLIT_TEST,
+    ExperimentConfig,
+    require_tests,
+)
 from mwemt.experiments.publish import PublishedTest, publish_run
-from mwemt.experiments.results import SetScores, build_results, write_results
+from mwemt.experiments.results import SetScores, build_results, recorded_path, write_results
 from mwemt.experiments.runner import Runner
 from mwemt.nmt.train import FairseqJob
 from mwemt.preprocess.annotate import FACTOR_NAMES
+from mwemt.preprocess.hints import is_hint_encoding
 from mwemt.schema import to_plain
 
-MODEL_LINK = "model"     # WORKDIR/model: where `mwemt train` puts (a link to) the trained model
+MODEL_LINK = "model"     # WORKDIR/model: where `mwemt train` puts (a stand-alone copy of) the trained model
 REPORT_DIR = "report"    # RUN/report/TEST/: the comparison report of each test set
 
 
@@ -52,6 +63,8 @@ class Pipeline:
         self._reverse: CacheEntry | None = None
         self._corpus_lock = threading.Lock()    # systems run in threads (`Runner.parallel`)
         self._reverse_lock = threading.Lock()
+        self._table: Path | None = None
+        self._table_lock = threading.Lock()
         self.scored: dict[str, PublishedTest] = {}   # what each test set was scored with (for publishing)
 
     # ---- shared data
@@ -90,13 +103,20 @@ class Pipeline:
             if t.build is not None:
                 b = t.build
                 lexicon = b.lexicon or cfg.data.lexicon
-                build = S.TestBuildSection(
-                    cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.preprocess,
-                    lexicon_format=b.lexicon_format if b.lexicon else cfg.data.lexicon_format,
-                    lexicon_side="source" if b.lexicon else cfg.data.lexicon_side,
-                    max_per_type=b.max_per_type, select=b.select,
-                    idiomatic_below=b.idiomatic_below, idiomatic_confidence=b.idiomatic_confidence,
-                    alignment_extra=b.alignment_extra, samplers=b.samplers)
+                settings = dict(lexicon_format=b.lexicon_format if b.lexicon else cfg.data.lexicon_format,
+                                lexicon_side="source" if b.lexicon else cfg.data.lexicon_side,
+                                max_per_type=b.max_per_type, select=b.select,
+                                idiomatic_below=b.idiomatic_below, idiomatic_confidence=b.idiomatic_confidence,
+                                alignment_extra=b.alignment_extra, samplers=b.samplers)
+                if b.mwe_context != "none":   # the MWE-in-context classifier: its model is an input
+                    from mwemt.preprocess.mwe_context import BUNDLED
+
+                    kind = b.mwe_context if b.mwe_context in ("auto", "bundled") else "file"
+                    build = S.ContextTestBuildSection(cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.preprocess,
+                                                      **settings, mwe_context=kind, mwe_threshold=b.mwe_threshold)
+                    inputs["mwe_context"] = BUNDLED if kind != "file" else b.mwe_context
+                else:
+                    build = S.TestBuildSection(cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.preprocess, **settings)
                 corpus = self.corpus()
                 inputs.update(lexicon=lexicon, train_src=corpus.output("train_src"),
                               train_tgt=corpus.output("train_tgt"), rest_tgt=corpus.output("rest_tgt"),
@@ -104,6 +124,10 @@ class Pipeline:
                                                build.lexicon_side, lexicon))
                 if b.compositionality:
                     inputs["compositionality"] = b.compositionality
+                if b.table == RUN_TABLE:   # the run's one table (the same the systems and term use read)
+                    inputs["table"] = self.mwe_table()
+                elif b.table not in (None, NO_TABLE):
+                    inputs["table"] = b.table
             section = S.TestDataSection(cfg.lowercase, t.max_items, t.annotator, t.all_sentences, build,
                                         sample=t.sample, seed=cfg.seed if t.sample else 1)
             out[name] = self.runner.stage("testdata", name, S.testdata_stage, config=section, inputs=inputs)
@@ -116,21 +140,61 @@ class Pipeline:
         files = {k: corpus.output(k) for k in ("train_src", "train_tgt")}
         s, cfg = self.cfg.systems[system], self.cfg
         if s.augment == "dictionary":
+            o = s.augment_options
             section = S.DictionarySection(cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.lowercase,
-                                          cfg.data.dictionary_format, s.augment_options)
-            entry = self.runner.stage("augment", system, S.dictionary_stage, config=section,
-                                      inputs={**files, "dictionary": cfg.data.dictionary})
-        elif s.augment == "backtranslation":
+                                          cfg.data.dictionary_format, o)
+            inputs = {**files, "dictionary": cfg.data.dictionary}
+            if o.sense_filter:
+                inputs["table"] = self.mwe_table()
+            if o.form != "entries":   # context sentences from the pairs the training sample left out
+                inputs.update(rest_src=self._rest_source(), rest_tgt=corpus.output("rest_tgt"))
+            entry = self.runner.stage("augment", system, S.dictionary_stage, config=section, inputs=inputs)
+        elif s.augment in BACKTRANSLATIONS:
             reverse = self.reverse_model()
             mono = corpus.output("rest_tgt") if cfg.data.monolingual == SPLIT_REST else cfg.data.monolingual
             section = S.BacktranslationSection(cfg.src_lang, cfg.tgt_lang, cfg.seed, cfg.lowercase,
                                                cfg.data.target_lexicon_format, s.augment_options)
+            # backtranslation-real runs the same stage (shared by key with a back-translation system of the
+            # same options): the same selection, then the real sources of the selected sentences
             entry = self.runner.stage("augment", system, S.backtranslation_stage, config=section,
                                       inputs={**files, "monolingual": mono, "target_lexicon": cfg.data.target_lexicon,
                                               "model": reverse.output("model")})
+            if s.augment == "backtranslation-real":
+                entry = self.runner.stage("augment-real", system, S.backtranslation_real_stage, config=section,
+                                          inputs={**files, "monolingual": mono, "monolingual_source": self._rest_source(),
+                                                  "bt_manifest": entry.output("manifest")})
         else:
             return files
         return {k: entry.output(k) for k in ("train_src", "train_tgt")}
+
+    def _rest_source(self) -> Path:
+        """The source side of the pairs the training sample left out (the corpus stage's ``rest_src``)."""
+        corpus = self.corpus()
+        if "rest_src" not in corpus.outputs:
+            raise MwemtError(f"the corpus stage in {corpus.directory} was cached by an older mwemt without the "
+                             "left-out sources; remove that directory and run again")
+        return corpus.output("rest_src")
+
+    def mwe_table(self) -> Path:
+        """The MWE translation table of the run: `data.mwe_table`, or built once from the training pairs
+        (`stages.mwe_table_stage`: alignment of the lexicon's MWEs, plus the dictionary)."""
+        cfg = self.cfg
+        if cfg.data.mwe_table:
+            return Path(cfg.data.mwe_table)
+        with self._table_lock:
+            if self._table is None:
+                corpus = self.corpus()
+                section = S.MweTableSection(cfg.src_lang, cfg.tgt_lang, cfg.data.lexicon_format, cfg.data.lexicon_side,
+                                            cfg.preprocess, cfg.data.dictionary_format)
+                inputs = {"train_src": corpus.output("train_src"), "train_tgt": corpus.output("train_tgt"),
+                          "lexicon": Path(cfg.data.lexicon),
+                          **S.filter_files(cfg.preprocess, cfg.src_lang, cfg.data.lexicon_format,
+                                           cfg.data.lexicon_side, cfg.data.lexicon)}
+                if cfg.data.dictionary:
+                    inputs["dictionary"] = Path(cfg.data.dictionary)
+                entry = self.runner.stage("mwe_table", "shared", S.mwe_table_stage, config=section, inputs=inputs)
+                self._table = entry.output("table")
+        return self._table
 
     def reverse_model(self) -> CacheEntry:
         """The target -> source model of back-translation, trained once, on plain text."""
@@ -172,29 +236,63 @@ class Pipeline:
         annotate = S.AnnotateSection(src, tgt, encoding, cfg.data.lexicon_format if uses_lexicon else "auto",
                                      cfg.data.lexicon_side if uses_lexicon else "source", sections.preprocess)
         filter_files = annotate.filter_inputs(lexicon.get("lexicon"))
-        ann = self.runner.stage("annotate", system, S.annotate_stage, config=annotate,
-                                inputs={**files, **lexicon, **filter_files})
+        if is_hint_encoding(encoding):   # inline hints from the run's MWE translation table
+            ann = self.runner.stage("annotate", system, S.hint_annotate_stage,
+                                    config=S.HintAnnotateSection(annotate, sections.hints, cfg.seed),
+                                    inputs={**files, **lexicon, **filter_files, "hint_table": self.mwe_table()})
+        else:
+            ann = self.runner.stage("annotate", system, S.annotate_stage, config=annotate,
+                                    inputs={**files, **lexicon, **filter_files})
         split_files = ("train_src", "train_tgt", "valid_src", "valid_tgt")
         sw = self.runner.stage("subword", system, S.subword_stage,
                                config=S.SubwordSection(src, tgt, cfg.seed, encoding, sections.subword),
                                inputs={k: ann.output(k) for k in split_files})
+        flags = {}
+        if sections.train.mwe_loss_weight != 1.0:   # the MWE-weighted loss: which training sentences weigh more
+            flags = {"train_flags": self.mwe_flags(system, files, src, tgt).output("train_flags")}
         prep = self.runner.stage("prepare", system, S.prepare_stage,
                                  config=S.PrepareSection(src, tgt, encoding, sections.prepare),
-                                 inputs={k: sw.output(k) for k in split_files})
-        job = FairseqJob(sections.model, sections.train, src, tgt, len(FACTOR_NAMES[encoding]),
-                         cfg.seed if sections.train.seed is None else sections.train.seed)
-        return S.TrainSection(job, annotate, sections.subword.iob), {
+                                 inputs={**{k: sw.output(k) for k in split_files}, **flags})
+        # the compositionality file is the flags stage's input (hashed there): its path is not a training setting
+        train = replace(sections.train, mwe_loss_compositionality=None)
+        job = FairseqJob(sections.model, train, src, tgt, len(FACTOR_NAMES[encoding]),
+                         cfg.seed if train.seed is None else train.seed)
+        subword_iob = "copy" if is_hint_encoding(encoding) else sections.subword.iob   # hint factors: copied
+        return S.TrainSection(job, annotate, subword_iob), {
             "data": prep.output("data"), "src_model": sw.output("src_model"), "tgt_model": sw.output("tgt_model"),
             **lexicon, **({"filters": ann.output("filters")} if "filters" in ann.outputs else {})}
+
+    def mwe_flags(self, system: str, files: dict[str, Path], src: str, tgt: str) -> CacheEntry:
+        """The MWE flags of a system's training pairs (`stages.mwe_flags_stage`), for train.mwe_loss_weight."""
+        cfg, sections = self.cfg, self.cfg.model_sections(system)
+        t = sections.train
+        section = S.MweFlagsSection(src, tgt, cfg.data.lexicon_format, cfg.data.lexicon_side, sections.preprocess,
+                                    t.mwe_loss_sentences, t.mwe_loss_idiomatic_below)
+        inputs = {"train_src": files["train_src"], "train_tgt": files["train_tgt"], "lexicon": Path(cfg.data.lexicon),
+                  **S.filter_files(sections.preprocess, src, cfg.data.lexicon_format, cfg.data.lexicon_side,
+                                   cfg.data.lexicon)}
+        if t.mwe_loss_sentences == "idiomatic":
+            inputs["compositionality"] = Path(t.mwe_loss_compositionality)
+        return self.runner.stage("mweflags", system, S.mwe_flags_stage, config=section, inputs=inputs)
 
     def translations(self, system: str, model: CacheEntry, tests: dict[str, CacheEntry]) -> dict[str, Path]:
         """Every test source translated by the system's model: test name -> hypothesis file."""
         t = self.cfg.systems[system].translate
-        section = S.TranslateSection(self.cfg.tgt_lang, t.beam, t.batch_size, t.source_mwes)
+        trained = self.cfg.systems[self.cfg.trained_system(system)]
+        hints, extra = None, {}
+        if is_hint_encoding(trained.encoding) and t.hints == "table":   # hints from the table, never a reference
+            hints, extra = trained.hints, {"hint_table": self.mwe_table()}
+        constraints = None
+        if t.constraints != "none":   # lexically constrained decoding with the same table (never a reference)
+            constraints = S.ConstraintSection(t.constraints, t.constraint_min_count, tuple(t.constraint_sources))
+            extra["constraint_table"] = self.mwe_table()
+        section = S.TranslateSection(self.cfg.tgt_lang, t.beam, t.batch_size, t.source_mwes, hints=hints,
+                                     constraints=constraints)
 
         def translate(name: str, test: CacheEntry) -> Path:
             hyp = self.runner.stage("translate", f"{system}.{name}", S.translate_stage, config=section,
-                                    inputs={"source": test.output("source"), "model": model.output("model")},
+                                    inputs={"source": test.output("source"), "model": model.output("model"),
+                                            **extra},
                                     params={"threads": t.threads})   # CPU threads: speed only, not in the key
             return hyp.output("hyp")
 
@@ -217,8 +315,12 @@ class Pipeline:
 
     def score_section(self, test: str, systems: list[str]) -> S.ScoreSection:
         cfg, sc = self.cfg, self.cfg.score
-        return S.ScoreSection(cfg.tests[test].metrics, tuple(systems), cfg.tgt_lang, cfg.lowercase_test(test),
-                              sc.bootstrap, sc.bootstrap_seed, sc.mwe_average, cfg.data.target_lexicon_format)
+        metrics = cfg.tests[test].metrics
+        fields = (metrics, tuple(systems), cfg.tgt_lang, cfg.lowercase_test(test), sc.bootstrap, sc.bootstrap_seed,
+                  sc.mwe_average, cfg.data.target_lexicon_format)
+        if any(m in DICTIONARY_METRICS for m in metrics):   # LiTER reads the dictionary: its format is a setting
+            return S.DictionaryScoreSection(*fields, dictionary_format=cfg.data.dictionary_format)
+        return S.ScoreSection(*fields)
 
     def score_inputs(self, test: str, systems: list[str], tests: dict[str, CacheEntry],
                      hyps: dict[str, dict[str, Path]]) -> dict[str, Path]:
@@ -235,6 +337,12 @@ class Pipeline:
             inputs["mwe_compositionality"] = t.mwe_compositionality
         if cfg.data.target_lexicon and {"tesla-comp", "tesla-01"} & set(t.metrics):
             inputs["target_lexicon"] = cfg.data.target_lexicon
+        if "term-use" in t.metrics:   # the given translations: the run's MWE translation table (the hints' source)
+            inputs["terms"] = self.mwe_table()
+        if "mwe-alts" in t.metrics and cfg.score.mwe_alternatives == "table":   # mwe-alts: the table's translations too
+            inputs["mwe_table"] = self.mwe_table()
+        if cfg.data.dictionary and any(m in DICTIONARY_METRICS for m in t.metrics):   # LiTER's blocklist
+            inputs["dictionary"] = cfg.data.dictionary
         return inputs
 
     def reports(self, systems: list[str], tests: dict[str, CacheEntry],
@@ -279,11 +387,19 @@ def count_stages(cfg: ExperimentConfig, systems: list[str], *, with_tests: bool 
     """How many stages a run of ``systems`` visits (for the [k/N] progress labels)."""
     n_tests = len(cfg.tests) if with_tests else 0
     n = 1 + n_tests                                                     # corpus, test data
-    if any(cfg.systems[cfg.trained_system(s)].augment == "backtranslation" for s in systems):
+    trained = [cfg.systems[cfg.trained_system(s)] for s in systems]
+    if any(t.augment in BACKTRANSLATIONS for t in trained):
         n += 4                                                          # the reverse model
+    tests_use_table = with_tests and any(set(cfg.table_metrics) & set(t.metrics)
+                                         or (t.build is not None and t.build.table == RUN_TABLE)
+                                         for t in cfg.tests.values())
+    if not cfg.data.mwe_table and (any(cfg.system_needs_table(s) for s in systems) or tests_use_table):
+        n += 1                                                          # the MWE translation table
     for s in systems:
         augment = cfg.systems[cfg.trained_system(s)].augment
-        n += 4 + (augment != "none") + n_tests                          # model, augment, translations
+        n += 4 + (augment != "none") + (augment == "backtranslation-real") + n_tests   # model, augment, translations
+        if cfg.systems[cfg.trained_system(s)].train.mwe_loss_weight != 1.0:
+            n += 1                                                      # the MWE flags of the weighted loss
     return n + n_tests + (len(cfg.report.applies_to(cfg.tests)) if with_tests else 0)   # scores, reports
 
 
@@ -307,11 +423,13 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
     """
     require_tests(cfg)
     names = ordered_systems(cfg, systems)
-    check_devices(cfg, names)
+    if cfg.executor == "local":   # elsewhere the devices are the compute nodes' (`train.device: auto`)
+        check_devices(cfg, names)
     run_dir = Path(run_dir)
     t0 = time.monotonic()
     with Runner(run_dir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, names), progress=progress,
-                log=log if log is not None else sys.stderr, jobs=jobs) as runner:
+                log=log if log is not None else sys.stderr, jobs=jobs, executor=cfg.executor,
+                executor_settings=cfg.slurm) as runner:
         pipe = Pipeline(runner, cfg)
         tests, _ = runner.parallel([pipe.test_data, pipe.corpus])
         per_system = runner.parallel([lambda s=s: pipe.translations(s, pipe.system_model(s), tests) for s in names])
@@ -331,14 +449,14 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
 
 
 def _run_meta(cfg: ExperimentConfig, run_dir: Path, runner: Runner, t0: float) -> dict:
-    return {"config": cfg.source, "run directory": str(run_dir), "seed": cfg.seed,
+    return {"config": recorded_path(cfg.source), "run directory": recorded_path(run_dir), "seed": cfg.seed,
             "compute time of all stages": f"{runner.compute_seconds / 60:.1f} min",
             "wall time of this invocation": f"{(time.monotonic() - t0) / 60:.1f} min"}
 
 
 def train_system(cfg: ExperimentConfig, system: str, workdir: str | Path, *, progress: bool = True,
                  log: TextIO | None = None) -> Path:
-    """Run the pipeline of one system up to its trained model; returns WORKDIR/model, a link to it.
+    """Run the pipeline of one system up to its trained model; returns WORKDIR/model, a stand-alone copy.
 
     The same stages, cache, lock and manifest as `run_experiment`: a rerun resumes (an interrupted
     training starts again), and a finished model with unchanged data and settings is not trained again.
@@ -366,17 +484,14 @@ def prepare_system(cfg: ExperimentConfig, system: str, workdir: str | Path, *, p
 
 
 def publish_model(model: Path, link: Path) -> Path:
-    """Point ``link`` (e.g. WORKDIR/model) at a trained model directory, replacing an older link."""
-    _check_model_link(link)
-    tmp = link.with_name(f".{link.name}.link")
-    if tmp.is_symlink() or tmp.exists():
-        tmp.unlink()
-    tmp.symlink_to(os.path.relpath(model.resolve(), link.parent.resolve()), target_is_directory=True)
-    os.replace(tmp, link)
-    return link
+    """Make ``link`` (e.g. WORKDIR/model) a stand-alone copy of a trained model directory (hard links
+    to the train stage's files): it still translates after `mv` or `cp -r` (`publish_model_dir`)."""
+    from mwemt.nmt.modeldir import publish_model_dir
+
+    return publish_model_dir(model, link)
 
 
 def _check_model_link(link: Path) -> None:
-    if link.exists() and not link.is_symlink():
-        raise MwemtError(f"{link} is not a link to a trained model (a model directory of an older mwemt?); "
-                         f"move it away or train into another working directory")
+    from mwemt.nmt.modeldir import check_published
+
+    check_published(link)

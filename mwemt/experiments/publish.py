@@ -27,6 +27,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from mwemt.experiments.results import recorded_path
 from mwemt.fileio import sha256_file, write_text
 from mwemt.provenance import write_json
 
@@ -45,6 +46,12 @@ class PublishedTest:
     testdata_dir: Path | None = None
 
 
+def table_copy(path: Path) -> str:
+    """Where the run's MWE translation table (term use, mwe-alts in table mode) is published: under its own
+    file name, which the scores' signatures name."""
+    return f"refs/{Path(path).name}"
+
+
 def score_command(test: str, section, inputs: dict[str, Path], out_dir: Path) -> list[str]:
     """The `mwemt score` arguments that score ``test`` as the run's score stage did, on published files."""
     argv = ["mwemt", "score", "--metrics", ",".join(section.metrics), "--lang", section.lang,
@@ -58,6 +65,13 @@ def score_command(test: str, section, inputs: dict[str, Path], out_dir: Path) ->
         argv += ["--compositionality", f"refs/{test}.compositionality.tsv"]
     if "target_lexicon" in inputs:   # shared data, not copied: its path as seen from DIR
         argv += ["--tesla-lexicon", os.path.relpath(Path(inputs["target_lexicon"]).resolve(), out_dir.resolve())]
+    if "terms" in inputs:            # term use: the run's MWE translation table
+        argv += ["--terms", table_copy(inputs["terms"])]
+    if "mwe_table" in inputs:        # mwe-alts with score.mwe_alternatives: table
+        argv += ["--mwe-table", table_copy(inputs["mwe_table"])]
+    if "dictionary" in inputs:       # LiTER's dictionary: shared data, not copied
+        argv += ["--dictionary", os.path.relpath(Path(inputs["dictionary"]).resolve(), out_dir.resolve()),
+                 "--dictionary-format", getattr(section, "dictionary_format", "auto")]
     for system in section.systems:
         argv += ["--hyp", f"{system}=hyps/{system}.{test}.txt"]
     return argv + ["--json", "-o", f"rescored/{test}.json"]
@@ -94,6 +108,9 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
             copy(t.inputs["compositionality"], f"refs/{test}.compositionality.tsv")
         if "mwe_compositionality" in t.inputs:   # the source MWEs' compositionality of the tertile breakdown
             copy(t.inputs["mwe_compositionality"], f"refs/{test}.mwe-compositionality.tsv")
+        for key in ("terms", "mwe_table"):       # the run's one MWE translation table
+            if key in t.inputs and table_copy(t.inputs[key]) not in files:
+                copy(t.inputs[key], table_copy(t.inputs[key]))
         if t.testdata_dir is not None and (t.testdata_dir / "README.md").is_file():
             copy(t.testdata_dir / "README.md", f"refs/{test}.README.md")
         commands[test] = score_command(test, t.section, t.inputs, out)
@@ -106,6 +123,6 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
               "mkdir -p rescored"]
     script += [shlex.join(argv) for argv in commands.values()]
     write_text(out / "rescore.sh", "\n".join(script) + "\n")
-    manifest = {"run_directory": str(run_dir), "rescore": commands, "files": files}
+    manifest = {"run_directory": recorded_path(run_dir), "rescore": commands, "files": files}
     write_json(out / "publish.json", manifest)
     return manifest

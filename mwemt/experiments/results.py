@@ -19,10 +19,11 @@ from pathlib import Path
 
 from mwemt.evaluate.breakdown import format_breakdown
 from mwemt.fileio import atomic_write, write_text
-from mwemt.provenance import write_json
+from mwemt.provenance import portable_path, write_json
 
 ALPHA = 0.05
-MWE_METRICS = ("mwe", "tesla-comp", "tesla-01")   # columns about MWEs even on a general test set
+MWE_METRICS = ("mwe", "mwe-alts", "tesla-comp", "tesla-01", "liter", "term-use")   # MWE columns even on a general test
+FINDING_METRICS = ("mwe", "mwe-alts")   # the MWE scores (single reference, with alternatives) of the findings
 
 
 @dataclass
@@ -32,6 +33,13 @@ class SetScores:
     name: str
     role: str
     run: dict
+
+
+def recorded_path(path: str | Path, start: str | Path | None = None) -> str:
+    """A path as results and manifests record it: never absolute (a published result must not name the
+    machine that ran it). An absolute ``path`` becomes relative to ``start`` (default: the working
+    directory, the repository root where `mwemt run` is started); a relative one is kept as given."""
+    return portable_path(path, start)
 
 
 def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta: dict | None = None,
@@ -76,7 +84,8 @@ def findings(results: dict) -> list[str]:
     """Each system against the baseline on the MWE score and on BLEU of the MWE test sets, as measured."""
     base = results["baseline"]
     out = []
-    mwe_cols = [c for c in results["columns"] if c["metric"] == "mwe" or (c["role"] == "mwe" and c["metric"] == "bleu")]
+    mwe_cols = [c for c in results["columns"]
+                if c["metric"] in FINDING_METRICS or (c["role"] == "mwe" and c["metric"] == "bleu")]
     for s in results["systems"]:
         if s == base:
             continue

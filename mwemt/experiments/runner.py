@@ -12,13 +12,15 @@ bit-identical to training on, see docs/experiments.md.)
 Stages run in parallel when the pipeline calls `Runner.parallel` (independent systems, test sets)
 and the runner has more than one job: each job is a worker with its share of the cores. Two calls
 of a stage with one key (two systems needing the same reverse model) run it once.
+
+Where a stage's function runs is its executor's business (`mwemt.experiments.executors`: worker
+processes here, or Slurm jobs); everything above (keys, cache, DONE, the manifest) is the same for all.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import fcntl
-import os
 import sys
 import threading
 import time
@@ -31,8 +33,10 @@ from mwemt import __version__
 from mwemt.errors import MwemtError
 from mwemt.experiments.cache import CacheEntry, StageCache, stage_key
 from mwemt.experiments.display import StageDisplay
-from mwemt.experiments.workers import STAGE_LOG, StageCancelled, StageTask, StageWorkers
-from mwemt.provenance import versions, write_json
+from mwemt.experiments.executors import make_executor
+from mwemt.experiments.workers import STAGE_LOG, StageCancelled, StageTask
+from mwemt.processes import usable_cores
+from mwemt.provenance import command_line, versions, write_json
 from mwemt.schema import to_plain
 
 T = TypeVar("T")
@@ -40,10 +44,7 @@ T = TypeVar("T")
 
 def default_jobs() -> int:
     """The number of cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    return usable_cores()
 
 
 @dataclass
@@ -81,11 +82,13 @@ class Runner:
     """Executes stages of one run directory; holds an exclusive lock on it while alive.
 
     ``jobs``: how many stages may run at once (worker processes); each gets ``cores // jobs``
-    threads. Results do not depend on it.
+    threads. Results do not depend on it. ``executor``: where stages run (`executors.EXECUTORS`),
+    ``executor_settings`` its config section (``slurm``: `config.SlurmConfig`).
     """
 
     def __init__(self, run_dir: str | Path, *, config: Any = None, seed: int = 1, total: int | None = None,
-                 progress: bool = True, log: TextIO | None = None, jobs: int = 1):
+                 progress: bool = True, log: TextIO | None = None, jobs: int = 1, executor: str = "local",
+                 executor_settings: Any = None):
         if jobs < 1:
             raise MwemtError(f"jobs must be at least 1, not {jobs}")
         self.run_dir = Path(run_dir).absolute()   # stage functions may return paths built from ctx.out
@@ -97,6 +100,8 @@ class Runner:
         self.progress = progress
         self.log = log if log is not None else sys.stderr
         self.jobs = jobs
+        self.executor = executor
+        self.executor_settings = executor_settings
         self.threads = max(1, default_jobs() // jobs)
         self.records: list[StageRecord] = []
         self._known: dict[str, str] = {}   # resolved output path -> hash recorded in DONE
@@ -105,7 +110,7 @@ class Runner:
         self._lock_fh = None
         self._mutex = threading.RLock()
         self._running: dict[str, threading.Event] = {}   # key -> set when that stage has ended
-        self._workers: StageWorkers | None = None
+        self._workers: Any = None   # the executor (`executors.make_executor`)
         self._display: StageDisplay | None = None
         self.extra: dict[str, Any] = {}   # more manifest fields (e.g. the results files)
 
@@ -121,7 +126,9 @@ class Runner:
         for stale in self.run_dir.glob(".*.part"):   # a manifest or results file being written when killed
             stale.unlink(missing_ok=True)
         try:
-            self._workers = StageWorkers(self.jobs, self.cache)   # forked now, before any thread exists
+            # local workers are forked now, before any thread exists
+            self._workers = make_executor(self.executor, jobs=self.jobs, cache=self.cache, run_dir=self.run_dir,
+                                          settings=self.executor_settings)
             live = self.progress and hasattr(self.log, "isatty") and self.log.isatty()
             self._display = StageDisplay(self.log, live=live)
         except BaseException:
@@ -248,14 +255,17 @@ class Runner:
         assert workers is not None and display is not None
         label, t0 = "", 0.0
 
-        def started() -> None:   # a worker took the stage
+        def started(text: str = "running ...") -> None:   # a worker took the stage (or it was submitted)
             nonlocal label, t0
             label, t0 = self._next_label(name, system), time.monotonic()
-            self._print(f"{label} running ...")
+            self._print(f"{label} {text}")
             display.start(key, label, f"  {name} {system}: ", directory / STAGE_LOG)
 
+        def note(text: str) -> None:     # the executor's news of the stage (a Slurm job's state)
+            self._print(f"{label} {text}")
+
         try:
-            done = workers.run(StageTask(fn, ctx, record, self.threads), started)
+            done = workers.run(StageTask(fn, ctx, record, self.threads), started, note)
         except BaseException as exc:
             display.finish(key)
             if label:
@@ -321,9 +331,9 @@ class Runner:
             self._write_manifest(status)
 
     def _write_manifest(self, status: str) -> None:
-        m = {"kind": "experiment", "status": status, "started": self._started,
+        m = {"kind": "experiment", "status": status, "started": self._started, "executor": self.executor,
              "updated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-             "command": " ".join(sys.argv), "seed": self.seed, "versions": versions(),
+             "command": command_line(), "seed": self.seed, "versions": versions(),
              "config": self.config,
              "stages": [r.__dict__ for r in self.records], **self.extra}
         write_json(self.run_dir / "manifest.json", m)

@@ -20,8 +20,9 @@ from mwemt.fileio import iter_parallel, read_lines, write_lines
 from mwemt.nmt.config import PrepareConfig
 from mwemt.nmt.train import FairseqJob
 from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig, PreprocessConfig
+from mwemt.preprocess.hints import HintConfig, is_hint_encoding
 from mwemt.preprocess.subword import SubwordConfig
-from mwemt.provenance import write_json
+from mwemt.provenance import portable_path, write_json
 from mwemt.sampling import nested_sample_indices, sample_indices
 from mwemt.schema import to_plain
 
@@ -76,8 +77,10 @@ def corpus_stage(ctx) -> dict:
         valid = [(s.lower(), t.lower()) for s, t in valid]
     write_corpus(ctx.out / "train", train, src, tgt)
     write_corpus(ctx.out / "valid", valid, src, tgt)
-    # the target side of the training pairs left out by train_size: monolingual text for back-translation
+    # the target side of the training pairs left out by train_size: monolingual text for back-translation;
+    # the source side: the real sources of backtranslation-real, the dictionary's context sentences
     write_lines(ctx.out / f"rest.{tgt}", [t for _, t in rest])
+    write_lines(ctx.out / f"rest.{src}", [s for s, _ in rest])
     # the held-out test pairs of a split (raw case: each test set lowercases itself)
     write_corpus(ctx.out / "test", test, src, tgt)
     write_json(ctx.out / "corpus.json", {"train_pairs_available": n_all, "train_pairs": len(train),
@@ -85,7 +88,7 @@ def corpus_stage(ctx) -> dict:
                                          "test_pairs": len(test), "config": to_plain(c)})
     return {"train_src": f"train.{src}", "train_tgt": f"train.{tgt}",
             "valid_src": f"valid.{src}", "valid_tgt": f"valid.{tgt}", "rest_tgt": f"rest.{tgt}",
-            "test_src": f"test.{src}", "test_tgt": f"test.{tgt}"}
+            "rest_src": f"rest.{src}", "test_src": f"test.{src}", "test_tgt": f"test.{tgt}"}
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,28 @@ class TestBuildSection:
     idiomatic_confidence: float | None = 0.5
     alignment_extra: int = 50000
     samplers: int = 3
+
+
+@dataclass(frozen=True)
+class ContextTestBuildSection(TestBuildSection):
+    """A `TestBuildSection` whose annotator also judges each match with the MWE-in-context classifier
+    (`tests.NAME.build.mwe_context`; the model is the ``mwe_context`` input). A class of its own so that
+    the key of a build without it stays what it was (`mwemt.schema.to_plain` serializes every field)."""
+
+    __test__ = False  # not a pytest class
+
+    mwe_context: str = "auto"              # auto | bundled | file (the model file is the `mwe_context` input)
+    mwe_threshold: float | None = None     # None: the model's own threshold
+
+
+def build_annotator_config(c: TestBuildSection, inputs: Mapping[str, str | Path]) -> AnnotatorConfig:
+    """The annotator of a test build: the run's identification (`lexicon_annotator`), plus the
+    MWE-in-context classifier of a `ContextTestBuildSection`."""
+    config = lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side, inputs)
+    if isinstance(c, ContextTestBuildSection):
+        model = str(inputs["mwe_context"]) if c.mwe_context == "file" else c.mwe_context
+        config = replace(config, mwe_context=model, mwe_threshold=c.mwe_threshold)
+    return config
 
 
 @dataclass(frozen=True)
@@ -137,8 +162,7 @@ def build_testset_stage(ctx, c: TestBuildSection, lowercase: bool):
     src, tgt = cased(read_lines(ctx.inputs["source"])), cased(read_lines(ctx.inputs["reference"]))
     if len(src) != len(tgt):
         raise MwemtError(f"test {ctx.system}: {len(src)} source lines but {len(tgt)} references")
-    annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side,
-                                                  ctx.inputs))
+    annotator = build_annotator(build_annotator_config(c, ctx.inputs))
     train = list(iter_parallel(ctx.inputs["train_src"], ctx.inputs["train_tgt"]))
     extra = None
     if c.alignment_extra:
@@ -150,17 +174,27 @@ def build_testset_stage(ctx, c: TestBuildSection, lowercase: bool):
                                 idiomatic_below=c.idiomatic_below, idiomatic_confidence=c.idiomatic_confidence)
     comp = read_compositionality(ctx.inputs["compositionality"]) if "compositionality" in ctx.inputs else None
     rest = read_lines(ctx.inputs["rest_tgt"]) if "rest_tgt" in ctx.inputs else []
+    table = None
+    if "table" in ctx.inputs:   # `build.table`: completes partial alignments; each MWE's alternatives
+        from mwemt.preprocess.mwe_table import MweTranslationTable
+
+        table = MweTranslationTable.read(ctx.inputs["table"])
     built = build_testset([(k, s, t) for k, (s, t) in enumerate(zip(src, tgt), 1)], annotator, config,
                           extra=extra, cache_dir=default_cache_dir(), compositionality=comp,
                           training_source=[s for s, _ in train], training_target=[t for _, t in train] + rest,
-                          progress=lambda msg: print(f"  {ctx.system}: {msg}", flush=True))
+                          progress=lambda msg: print(f"  {ctx.system}: {msg}", flush=True), table=table)
+    with_alts = sum(1 for it in built.items for m in it.mwes if m.alternatives)
+    n_mwes = sum(len(it.mwes) for it in built.items)
     notes = [f"Built inside `mwemt run` by `mwemt.preprocess.testset_build` from {len(src):,} held-out pairs; "
              f"annotator {annotator.signature}; {built.alignment_signature}.",
-             built.selection.summary() + "." if built.selection else ""]
+             built.selection.summary() + "." if built.selection else "",
+             f"MWE translation table {table.signature()}: {with_alts:,} of {n_mwes:,} MWEs carry alternatives."
+             if table is not None else "No MWE translation table: the MWEs carry no alternatives."]
     (ctx.out / "README.md").write_text(render_markdown(built.stats, f"MWE test set {ctx.system}", notes),
                                        encoding="utf-8")
     write_json(ctx.out / "build.json", {"config": to_plain(c), "annotator": annotator.signature,
-                                        **built.manifest_fields()})
+                                        "table": table.signature() if table is not None else None,
+                                        "mwes_with_alternatives": with_alts, **built.manifest_fields()})
     return built.items
 
 
@@ -239,9 +273,25 @@ def dictionary_stage(ctx) -> dict:
     c: DictionarySection = ctx.config
     src, tgt = c.src_lang, c.tgt_lang
     prefix = _link_prefix(ctx, "in", src, tgt)
-    conf = DictionaryConfig(ratio=c.options.ratio, seed=c.seed, fmt=c.dictionary_format,
-                            mwe_only=c.options.mwe_only, lemmatizer=c.options.lemmatizer, src_lang=src, tgt_lang=tgt)
-    augment_with_dictionary(ctx.inputs["dictionary"], prefix, ctx.out / "train", conf, progress=ctx.progress)
+    o = c.options
+    conf = DictionaryConfig(ratio=o.ratio, seed=c.seed, fmt=c.dictionary_format,
+                            mwe_only=o.mwe_only, lemmatizer=o.lemmatizer, src_lang=src, tgt_lang=tgt,
+                            drop_identical=o.drop_identical, sense_filter=o.sense_filter,
+                            sense_min_count=o.sense_min_count, form=o.form,
+                            max_sentences_per_pair=o.max_sentences_per_pair, allow_repeat=o.allow_repeat)
+    table = None
+    if o.sense_filter:
+        from mwemt.preprocess.mwe_table import MweTranslationTable
+
+        table = MweTranslationTable.read(ctx.inputs["table"])
+    pool = None
+    if o.form != "entries":   # the pairs the training sample left out, cased as the training pairs
+        pool = ctx.out / "_input" / "pool"
+        for key, lang in (("rest_src", src), ("rest_tgt", tgt)):
+            lines = read_lines(ctx.inputs[key])
+            write_lines(Path(f"{pool}.{lang}"), [x.lower() for x in lines] if c.lowercase else lines)
+    augment_with_dictionary(ctx.inputs["dictionary"], prefix, ctx.out / "train", conf, progress=ctx.progress,
+                            table=table, table_path=ctx.inputs.get("table"), pool_prefix=pool)
     if c.lowercase:
         _lowercase_corpus(ctx.out / "train", src, tgt)
     return {"train_src": f"train.{src}", "train_tgt": f"train.{tgt}", "manifest": "train.manifest.json"}
@@ -284,6 +334,68 @@ def backtranslation_stage(ctx) -> dict:
     augment_with_backtranslation(mono, ctx.inputs["target_lexicon"], prefix, ctx.out / "train", translator, conf,
                                  progress=ctx.progress)
     return {"train_src": f"train.{src}", "train_tgt": f"train.{tgt}", "manifest": "train.manifest.json"}
+
+
+def backtranslation_real_stage(ctx) -> dict:
+    """backtranslation-real: the sentences the back-translation stage selected (its manifest), paired
+    with their real sources from the corpus's left-out pairs (`mwemt.augment.backtranslate.
+    augment_with_real_translations`)."""
+    from mwemt.augment.backtranslate import augment_with_real_translations
+
+    c: BacktranslationSection = ctx.config
+    src, tgt = c.src_lang, c.tgt_lang
+    prefix = _link_prefix(ctx, "in", src, tgt)
+    mono, mono_src = Path(ctx.inputs["monolingual"]), Path(ctx.inputs["monolingual_source"])
+    if c.lowercase:   # as the back-translation stage read them
+        mono, mono_src = ctx.out / "_input" / "mono.lower.txt", ctx.out / "_input" / "mono_source.lower.txt"
+        write_lines(mono, [x.lower() for x in read_lines(ctx.inputs["monolingual"])])
+        write_lines(mono_src, [x.lower() for x in read_lines(ctx.inputs["monolingual_source"])])
+    augment_with_real_translations(ctx.inputs["bt_manifest"], mono_src, mono, prefix, ctx.out / "train",
+                                   src_lang=src, tgt_lang=tgt, tag=c.options.tag)
+    return {"train_src": f"train.{src}", "train_tgt": f"train.{tgt}", "manifest": "train.manifest.json"}
+
+
+@dataclass(frozen=True)
+class MweTableSection:
+    """The MWE translation table of a run (`mwemt.preprocess.mwe_table`): the training pairs aligned
+    (eflomal), each source MWE's aligned translation counted, the dictionary's translations added."""
+
+    src_lang: str
+    tgt_lang: str
+    lexicon_format: str
+    lexicon_side: str
+    preprocess: PreprocessConfig
+    dictionary_format: str = "auto"
+    samplers: int = 3
+
+
+def mwe_table_stage(ctx) -> dict:
+    """Annotate the training sources with the lexicon, align the pairs (eflomal, its cache), build
+    the table from the alignment (`MweTranslationTable.build_from_alignment`) and add the dictionary."""
+    from mwemt.preprocess.align import AlignConfig, align, default_cache_dir, tokenize_side
+    from mwemt.preprocess.annotate import build_annotator
+    from mwemt.preprocess.mwe_table import MweTranslationTable, read_dictionary
+
+    c: MweTableSection = ctx.config
+    annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side,
+                                                  ctx.inputs))
+    pairs = [(s, t) for s, t in iter_parallel(ctx.inputs["train_src"], ctx.inputs["train_tgt"], allow_empty=True)
+             if s.strip() and t.strip()]
+    sentences = [annotator.annotate_text(s) for s, _ in pairs]
+    tgt = tokenize_side([t for _, t in pairs], c.tgt_lang, c.preprocess.pretokenized)
+    links = align([s.tokens for s in sentences], tgt, config=AlignConfig(samplers=c.samplers),
+                  cache_dir=default_cache_dir())
+    table, counts = MweTranslationTable.build_from_alignment(
+        sentences, tgt, links, provenance={"built_by": "mwemt run (mwe_table stage)", "annotator": annotator.signature,
+                                           "pairs": len(pairs), "config": to_plain(c)})
+    n_dict = 0
+    if "dictionary" in ctx.inputs:
+        n_dict = table.add_dictionary(read_dictionary(ctx.inputs["dictionary"], c.dictionary_format), lang=c.tgt_lang)
+    table.write(ctx.out / "table.jsonl")
+    write_json(ctx.out / "table.json", {"signature": table.signature(), "alignment": counts,
+                                        "dictionary_entries": n_dict, "keys": len(table),
+                                        "translations": table.n_translations(), "config": to_plain(c)})
+    return {"table": "table.jsonl", "summary": "table.json"}
 
 
 def _link_prefix(ctx, name: str, src: str, tgt: str) -> Path:
@@ -403,6 +515,57 @@ def annotate_stage(ctx) -> dict:
 
 
 @dataclass(frozen=True)
+class HintAnnotateSection:
+    """A hint system's annotation (encoding hints / hints-lemma): `annotate` plus the `hints` section
+    and the seed that picks the hinted training sentences."""
+
+    annotate: AnnotateSection
+    hints: HintConfig
+    seed: int
+
+
+def hint_annotate_stage(ctx) -> dict:
+    """Source side: MWE annotation with inline target hints from the MWE translation table (input
+    ``hint_table``) on a seeded share of the sentences, only where a hint matches the reference
+    (`mwemt.preprocess.hints.annotate_hint_pairs`); target side: Moses tokens. Writes hints.json with
+    the counts and examples of every split."""
+    import logging
+
+    from mwemt.preprocess.annotate import build_annotator, describe_filters
+    from mwemt.preprocess.hints import annotate_hint_pairs, hint_inserter
+
+    c: HintAnnotateSection = ctx.config
+    a = c.annotate
+    annotator = build_annotator(a.annotator(ctx.inputs), log=logging.getLogger(__name__).info)
+    inserter = hint_inserter(ctx.inputs["hint_table"], a.encoding, c.hints, tgt_lang=a.tgt_lang,
+                             lemmatizer=a.preprocess.lemmatizer)
+    out, stats, hint_stats = {}, {}, {}
+    for split in SPLITS:
+        src_path = ctx.inputs[f"{split}_src"]
+        pairs = iter_parallel(src_path, ctx.inputs[f"{split}_tgt"], allow_empty=True)
+        done, report = annotate_hint_pairs(annotator, pairs, a.tgt_lang, inserter, c.seed)
+        if not done.source:
+            raise InputError(f"no non-empty sentence pairs in the {split} split", src_path)
+        for side, lang, lines in (("src", a.src_lang, done.source), ("tgt", a.tgt_lang, done.target)):
+            out[f"{split}_{side}"] = f"text/{split}.tok.{lang}"
+            write_lines(ctx.out / out[f"{split}_{side}"], lines)
+        stats[split] = {"pairs": len(done.source), "dropped_empty": done.dropped_empty, "mwes": done.report.mwes,
+                        "sentences_with_mwe": done.report.sentences_with_mwe}
+        hint_stats[split] = report.as_dict()
+        logging.getLogger(__name__).info("hints %s: %d of %d sentences hinted (%d with a matching hint), %d MWEs",
+                                         split, report.hinted_sentences, report.sentences, report.eligible,
+                                         report.hinted_mwes)
+    if annotator.filters is not None:
+        annotator.filters.save(ctx.out / "filters.json")
+        out["filters"] = "filters.json"
+    write_json(ctx.out / "annotate.json", {"annotator": annotator.signature, "counts": stats,
+                                           "filters": describe_filters(annotator.filters)})
+    write_json(ctx.out / "hints.json", {"hints": inserter.describe(), "seed": c.seed, "splits": hint_stats})
+    out["hints"] = "hints.json"
+    return out
+
+
+@dataclass(frozen=True)
 class SubwordSection:
     """Sentencepiece of one model: languages, seed, encoding (how many factors) and `subword`."""
 
@@ -415,7 +578,7 @@ class SubwordSection:
 
 def subword_stage(ctx) -> dict:
     """Sentencepiece trained on this model's annotated training text; factors ride on the pieces."""
-    from mwemt.preprocess.subword import SubwordModel, apply_file
+    from mwemt.preprocess.subword import SubwordModel, apply_file, frequent_mwe_tokens
 
     c: SubwordSection = ctx.config
     sub = c.subword
@@ -424,13 +587,21 @@ def subword_stage(ctx) -> dict:
               "input_sentence_size": sub.input_sentence_size}
     i = ctx.inputs
     spm = ctx.out / "spm"
+    word_pieces: list[str] = []
+    if sub.mwe_pieces_min_count:   # joined MWEs of the training source as single pieces
+        frequent = frequent_mwe_tokens([i["train_src"]], sub.mwe_pieces_min_count, sub.mwe_pieces_max,
+                                       factored=n > 1)
+        word_pieces = [t for t, _ in frequent]
+        write_json(ctx.out / "mwe_pieces.json", {"min_count": sub.mwe_pieces_min_count, "max": sub.mwe_pieces_max,
+                                                 "pieces": len(frequent), "counts": dict(frequent)})
     if sub.joint:
         # the target has one factor: its tokens never contain an unescaped '|', so the surface is the token
-        src_sp = tgt_sp = SubwordModel.train([i["train_src"], i["train_tgt"]], factored=n > 1, **common)
+        src_sp = tgt_sp = SubwordModel.train([i["train_src"], i["train_tgt"]], factored=n > 1,
+                                             word_pieces=word_pieces, **common)
         src_sp.save(spm / "spm")
         models = {"src_model": "spm/spm.model", "tgt_model": "spm/spm.model"}
     else:
-        src_sp = SubwordModel.train([i["train_src"]], factored=n > 1, **common)
+        src_sp = SubwordModel.train([i["train_src"]], factored=n > 1, word_pieces=word_pieces, **common)
         src_sp.save(spm / "spm.src")
         tgt_sp = SubwordModel.train([i["train_tgt"]], **common)
         tgt_sp.save(spm / "spm.tgt")
@@ -441,7 +612,8 @@ def subword_stage(ctx) -> dict:
             out[f"{split}_{side}"] = f"text/{split}.sp.{lang}"
             factors = n if side == "src" else 1
             apply_file(model, i[f"{split}_{side}"], ctx.out / out[f"{split}_{side}"], factors=factors,
-                       iob=sub.iob if factors > 1 else "copy", progress=ctx.progress)
+                       iob=sub.iob if factors > 1 and not is_hint_encoding(c.encoding) else "copy",
+                       progress=ctx.progress)
     return out
 
 
@@ -464,8 +636,60 @@ def prepare_stage(ctx) -> dict:
     names = FACTOR_NAMES[c.encoding]
     prepare({split: (i[f"{split}_src"], i[f"{split}_tgt"]) for split in SPLITS}, ctx.out / "data-bin",
             src_lang=c.src_lang, tgt_lang=c.tgt_lang, joined=c.prepare.joined_dictionary, factors=len(names),
-            factor_names=list(names), threshold=c.prepare.threshold, overwrite=True, progress=ctx.progress)
+            factor_names=list(names), threshold=c.prepare.threshold, overwrite=True, progress=ctx.progress,
+            mwe_flags={"train": i["train_flags"]} if "train_flags" in i else None)
     return {"data": "data-bin"}
+
+
+@dataclass(frozen=True)
+class MweFlagsSection:
+    """Which training sentences the MWE-weighted loss weighs (`train.mwe_loss_*`): those with an MWE as
+    the lexicon and `preprocess` identify it, all of them or only those with an idiomatic one."""
+
+    src_lang: str
+    tgt_lang: str
+    lexicon_format: str
+    lexicon_side: str
+    preprocess: PreprocessConfig
+    sentences: str = "any"                # any | idiomatic
+    idiomatic_below: float | None = None  # None: the lowest tertile of the scores of the MWE types found
+
+
+def mwe_flags_stage(ctx) -> dict:
+    """One 0/1 flag per training pair, line-aligned with the annotate stage's output: the pairs are
+    annotated by the same `annotate_pairs` (so the same empty pairs are dropped), in the IOB encoding
+    whatever the system's, and a sentence is flagged when it has an MWE (``any``) or an MWE whose
+    predicted compositionality is at or under the threshold (``idiomatic``). `prepare_stage` binarizes
+    the flags beside the data for the criterion `mwe_weighted_label_smoothed_cross_entropy`."""
+    from mwemt.formats import normalize_mwe, read_compositionality
+    from mwemt.preprocess.annotate import annotate_pairs, build_annotator
+    from mwemt.preprocess.encode import decode_iob
+    from mwemt.preprocess.testset_select import lower_tertile
+
+    c: MweFlagsSection = ctx.config
+    annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side,
+                                                  ctx.inputs))
+    pairs = iter_parallel(ctx.inputs["train_src"], ctx.inputs["train_tgt"], allow_empty=True)
+    done = annotate_pairs(annotator, pairs, "iob", c.tgt_lang)
+    sentence_mwes = [{normalize_mwe(m.lemma) for m in decode_iob(line.split())[1]} for line in done.source]
+    found = set().union(*sentence_mwes) if sentence_mwes else set()
+    threshold, scores = None, {}
+    if c.sentences == "idiomatic":
+        scores = {normalize_mwe(k): v for k, v in read_compositionality(ctx.inputs["compositionality"]).items()}
+        threshold = c.idiomatic_below
+        if threshold is None:
+            threshold = lower_tertile(scores[t] for t in found if t in scores)
+        idiomatic = {t for t in found if t in scores and threshold is not None and scores[t] <= threshold}
+        flags = [bool(m & idiomatic) for m in sentence_mwes]
+    else:
+        flags = [bool(m) for m in sentence_mwes]
+    write_lines(ctx.out / "train.flags", ["1" if f else "0" for f in flags])
+    write_json(ctx.out / "mwe_flags.json", {
+        "annotator": annotator.signature, "sentences": len(flags), "flagged": sum(flags),
+        "sentences_with_mwe": sum(1 for m in sentence_mwes if m), "mwe_types_found": len(found),
+        "mwe_types_with_score": sum(1 for t in found if t in scores), "idiomatic_below": threshold,
+        "config": to_plain(c)})
+    return {"train_flags": "train.flags", "summary": "mwe_flags.json"}
 
 
 @dataclass(frozen=True)
@@ -508,6 +732,17 @@ class TranslateSection:
     beam: int
     batch_size: int
     source_mwes: str = "identified"
+    hints: HintConfig | None = None   # a hint model decoded with hints from the `hint_table` input
+    constraints: ConstraintSection | None = None   # constrained decoding with the `constraint_table` input
+
+
+@dataclass(frozen=True)
+class ConstraintSection:
+    """Lexically constrained decoding with an MWE translation table (`mwemt.nmt.translate.TableConstraints`)."""
+
+    order: str                       # unordered | ordered
+    min_count: int = 1
+    sources: tuple[str, ...] = ("aligned", "dictionary")
 
 
 def translate_stage(ctx) -> dict:
@@ -518,10 +753,23 @@ def translate_stage(ctx) -> dict:
     c: TranslateSection = ctx.config
     lines = read_lines(ctx.inputs["source"])
     translator = Translator.load(ctx.inputs["model"], threads=ctx.params.get("threads") or ctx.threads)
+    hints = translator.hint_inserter(ctx.inputs["hint_table"], c.hints) if c.hints is not None else None
+    constraints, order, out = None, "unordered", {}
+    if c.constraints is not None:   # each line's table translations, forced by fairseq's constrained beam search
+        k = c.constraints
+        constraints = translator.table_constraints(lines, ctx.inputs["constraint_table"], min_count=k.min_count,
+                                                   sources=k.sources, source=str(ctx.inputs["source"]))
+        order = k.order
+        write_lines(ctx.out / "constraints.tsv", ["\t".join(" ".join(p) for p in line) for line in constraints])
+        write_json(ctx.out / "constraints.json", {
+            "lines": len(lines), "constrained_lines": sum(1 for line in constraints if line),
+            "constraints": sum(len(line) for line in constraints), "config": to_plain(k)})
+        out = {"constraints": "constraints.tsv"}
     hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, source_mwes=c.source_mwes,
-                                progress=ctx.progress, source=str(ctx.inputs["source"]))
+                                progress=ctx.progress, source=str(ctx.inputs["source"]), hints=hints,
+                                constraints=constraints, constraint_order=order)
     write_lines(ctx.out / "hyp.txt", [" ".join(h.split()) for h in hyps])
-    return {"hyp": "hyp.txt"}
+    return {"hyp": "hyp.txt", **out}
 
 
 # ---------------------------------------------------------------- scores
@@ -541,12 +789,34 @@ class ScoreSection:
     target_lexicon_format: str
 
 
+@dataclass(frozen=True)
+class DictionaryScoreSection(ScoreSection):
+    """A `ScoreSection` whose metrics read the bilingual dictionary (LiTER, input ``dictionary``): its
+    format too. A class of its own so that the key of a score stage without such a metric stays
+    what it was (`mwemt.schema.to_plain` serializes every field)."""
+
+    dictionary_format: str = "auto"
+
+
+def metric_options(c: ScoreSection, inputs: Mapping[str, str | Path]):
+    """The `MetricOptions` of a score or report stage: the section's settings and the metrics' files
+    (term use's table ``terms``, LiTER's ``dictionary``, the ``mwe_table`` of `score.mwe_alternatives:
+    table`). ``mwe`` stays the single-reference score; ``mwe-alts`` credits the alternatives the test
+    items carry, and the table's translations where it has one (`mwemt.evaluate.mwe_alts`)."""
+    from mwemt.evaluate.registry import MetricOptions
+
+    return MetricOptions(lang=c.lang, lowercase=c.lowercase, mwe_average=c.mwe_average,
+                         terms=str(inputs["terms"]) if "terms" in inputs else None,
+                         dictionary=str(inputs["dictionary"]) if "dictionary" in inputs else None,
+                         mwe_table=str(inputs["mwe_table"]) if "mwe_table" in inputs else None,
+                         dictionary_format=getattr(c, "dictionary_format", "auto"))
+
+
 def score_stage(ctx) -> dict:
     """Every system on one test set with the configured metrics and a paired bootstrap against the
     baseline (`mwemt.evaluate.scoring.score_systems`)."""
     from mwemt.evaluate.bootstrap import BootstrapSettings
     from mwemt.evaluate.inputs import load_score_inputs
-    from mwemt.evaluate.registry import MetricOptions
     from mwemt.evaluate.report import format_score_table, score_run_dict
     from mwemt.evaluate.scoring import score_systems
     from mwemt.fileio import write_text
@@ -556,7 +826,7 @@ def score_stage(ctx) -> dict:
                                testset=ctx.inputs.get("testset"), lexicon=ctx.inputs.get("target_lexicon"),
                                lexicon_format=c.target_lexicon_format,
                                compositionality=ctx.inputs.get("compositionality"), lang=c.lang)
-    options = MetricOptions(lang=c.lang, lowercase=c.lowercase, mwe_average=c.mwe_average)
+    options = metric_options(c, ctx.inputs)
     bootstrap = BootstrapSettings(c.bootstrap, c.bootstrap_seed)
     run = score_systems(inputs, list(c.metrics), options, bootstrap=bootstrap)
     scores = score_run_dict(run)
@@ -598,7 +868,6 @@ def report_stage(ctx) -> dict:
     accuracy; written as index.html, report.md and report.json in ``report/``."""
     from mwemt.evaluate.bootstrap import BootstrapSettings
     from mwemt.evaluate.compare import CompareSettings, compare_systems, load_compare_inputs, write_report
-    from mwemt.evaluate.registry import MetricOptions
     from mwemt.provenance import manifest
 
     c: ReportSection = ctx.config
@@ -611,7 +880,7 @@ def report_stage(ctx) -> dict:
                                  tesla_compositionality=i.get("compositionality"), lang=s.lang, src_lang=c.src_lang)
     settings = CompareSettings(r.hit_threshold, r.mwe_freq_buckets, r.word_freq_buckets, r.max_gap, r.examples,
                                BootstrapSettings(s.bootstrap, s.bootstrap_seed), c.src_lang)
-    options = MetricOptions(lang=s.lang, lowercase=s.lowercase, mwe_average=s.mwe_average)
+    options = metric_options(s, i)
     report = compare_systems(inputs, list(s.metrics), options, settings, progress=ctx.progress,
                              provenance=manifest("run report", inputs=i, config=to_plain(c), seed=s.bootstrap_seed))
     if ctx.run_dir is not None:   # name the run's files relative to it: the report may be published elsewhere
@@ -623,7 +892,5 @@ def report_stage(ctx) -> dict:
 
 
 def _relative(path: str, base: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(base.resolve()))
-    except ValueError:
-        return path
+    """A report's input path, relative to the run directory (``../``-paths for inputs outside it), never absolute."""
+    return portable_path(Path(path).resolve(), base)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mwemt.schema import setting
+from mwemt.schema import SEED_MAX, setting
 
 # Model presets: arch and the optimization that suits it. tiny = tests and the demo (seconds to
 # minutes on CPU); small = the CPU science experiment (128-dim 3+3, about 25 min for 1,900 updates on
@@ -34,6 +34,7 @@ SHARE = ("none", "decoder", "all")
 EARLY_STOP = ("bleu", "loss")
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16")
+MWE_LOSS_SENTENCES = ("any", "idiomatic")
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class TrainConfig:
     early_stop: str = setting("bleu", choices=EARLY_STOP,
                               help="the validation metric that picks checkpoint_best.pt and drives patience")
     eval_beam: int = setting(1, minimum=1, help="beam size of validation BLEU")
-    eval_max_len: tuple[float, int] = setting((1.2, 10), help="[a, b]: validation outputs have at most "
+    eval_max_len: tuple[float, int] = setting((1.2, 10), minimum=0, help="[a, b]: validation outputs have at most "
                                                               "a * source length + b tokens")
     validate_interval_updates: int = setting(0, minimum=0, help="also validate (and save) every N updates "
                                                                 "(0 = at epoch ends only)")
@@ -100,10 +101,28 @@ class TrainConfig:
     device: str = setting("auto", choices=DEVICES, help="where to train (auto: a GPU if there is one)")
     distributed_world_size: int = setting(1, minimum=1, help=">1: fairseq's data-parallel training (GPUs; "
                                                              "CPU processes via torchrun and gloo)")
-    seed: int | None = setting(None, doc_default="the run's seed",
+    seed: int | None = setting(None, minimum=0, maximum=SEED_MAX, doc_default="the run's seed",
                                help="fairseq's seed (initialization, batch order, dropout); a second seed of one "
                                     "system measures how far training noise alone moves its scores")
     log_interval: int = setting(50, minimum=1, help="updates between progress log lines")
+    mwe_loss_weight: float = setting(1.0, greater_than=0.0,
+                                     help="the MWE-weighted loss (Liu et al. 2023): the training loss of a sentence "
+                                          "with an MWE (see mwe_loss_sentences) is multiplied by this weight, the "
+                                          "others by 1 (criterion mwe_weighted_label_smoothed_cross_entropy; "
+                                          "validation stays unweighted); 1 = the stock loss. The sentences are "
+                                          "found with data.lexicon and the `preprocess` section, whatever the "
+                                          "system's encoding")
+    mwe_loss_sentences: str = setting("any", choices=MWE_LOSS_SENTENCES,
+                                      help="which sentences weigh mwe_loss_weight: any = with an MWE the lexicon "
+                                           "identifies; idiomatic = with an MWE whose predicted compositionality "
+                                           "(mwe_loss_compositionality) is at or under mwe_loss_idiomatic_below")
+    mwe_loss_compositionality: str | None = setting(None, path="file",
+                                                    help="mwe<TAB>score predicted compositionality of the lexicon's "
+                                                         "MWEs (needed by mwe_loss_sentences: idiomatic)")
+    mwe_loss_idiomatic_below: float | None = setting(None, minimum=0.0, maximum=1.0,
+                                                     doc_default="the lowest tertile of the MWE types found",
+                                                     help="predicted compositionality at or under which an MWE "
+                                                          "is idiomatic (mwe_loss_sentences: idiomatic)")
     extra_args: tuple[str | int | float, ...] = setting((), help="raw fairseq-train arguments, appended last")
 
 
@@ -128,6 +147,9 @@ def consistency_problems(prepare: PrepareConfig, model: ModelConfig, train: Trai
         problems.append(("model.share", "`all` needs prepare.joined_dictionary"))
     if not train.max_epoch and not train.max_update:
         problems.append(("train.max_epoch", "set train.max_epoch or train.max_update (both are 0: no limit)"))
+    if train.mwe_loss_weight != 1.0 and train.mwe_loss_sentences == "idiomatic" and not train.mwe_loss_compositionality:
+        problems.append(("train.mwe_loss_sentences", "`idiomatic` needs train.mwe_loss_compositionality (an "
+                                                     "mwe<TAB>score file of predicted compositionality)"))
     dims = model.factor_embed_dims
     if dims is not None and len(dims) != n_factors:
         problems.append(("model.factor_embed_dims", f"has {len(dims)} sizes but the system's encoding gives "

@@ -23,6 +23,9 @@ written before identification filters existed; ``max_gap`` is then the gap the f
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
@@ -32,6 +35,7 @@ PREPROCESS = "preprocess.json"
 MANIFEST = "manifest.json"
 FILTERS = "filters.json"
 CHECKPOINTS = "checkpoints"
+TRAIN_LOG = "train.log"
 PREFERRED_CHECKPOINTS = ("checkpoint_best.pt", "checkpoint_last.pt")
 PREPROCESS_KEYS = ("src_lang", "tgt_lang", "encoding", "factors", "factor_names", "lexicon", "lemmatizer",
                    "max_gap", "subword")
@@ -117,3 +121,83 @@ def check_dictionary(path: Path) -> None:
                                               "is damaged")
         except UnicodeDecodeError as exc:
             raise InputError(f"invalid UTF-8 ({exc.reason})", path, expected="a UTF-8 fairseq dictionary") from None
+
+
+# ---------------------------------------------------------------- a stand-alone copy (WORKDIR/model)
+
+def manifest_files(model_dir: str | Path) -> list[str] | None:
+    """The files of a model directory that its manifest accounts for (paths relative to it: the
+    manifest, train.log, the files and checkpoints it hashes); None without a model manifest."""
+    try:
+        m = json.loads((Path(model_dir) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(m, dict) or m.get("kind") != "nmt-model":
+        return None
+    files, ckpts = m.get("files", {}), m.get("checkpoints", {})
+    if not isinstance(files, dict) or not isinstance(ckpts, dict):
+        return None
+    return sorted({MANIFEST, TRAIN_LOG, *files, *(f"{CHECKPOINTS}/{name}" for name in ckpts)})
+
+
+def check_published(dest: str | Path) -> None:
+    """Refuse to replace ``dest`` unless it is nothing, a link, or a model directory that holds only
+    the files its manifest accounts for (what `publish_model_dir` wrote there)."""
+    dest = Path(dest)
+    if dest.is_symlink() or not dest.exists():
+        return
+    if not dest.is_dir():
+        raise MwemtError(f"{dest}: is a file, not a model directory; move it away or train into another "
+                         "working directory")
+    listed = manifest_files(dest)
+    present = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if not p.is_dir() or p.is_symlink())
+    other = [p for p in present if listed is None or p not in listed]
+    if other:
+        why = f"it has no model {MANIFEST}" if listed is None else f"{', '.join(other[:3])} not from training"
+        raise MwemtError(f"{dest} is not a model directory that `mwemt train` wrote ({why}); replacing it could "
+                         "destroy files, so move it away or train into another working directory")
+
+
+def publish_model_dir(model: str | Path, dest: str | Path) -> Path:
+    """Make ``dest`` a stand-alone model directory with the files of ``model`` (a train stage's): a
+    real directory, not a link, that can be moved or copied anywhere and still translate. Its files
+    are hard links to the stage's (no second copy on disk), or copies where the file system cannot
+    link. An earlier published directory or link at ``dest`` is replaced (`check_published`); the
+    new one is built beside it and renamed into place."""
+    from mwemt.fileio import make_directory, new_file_mode
+
+    model, dest = Path(model), Path(dest)
+    names = manifest_files(model)
+    if names is None:
+        raise InputError(f"not a finished model directory (no model {MANIFEST})", model,
+                         expected="a model directory written by `mwemt train`")
+    check_published(dest)
+    make_directory(dest.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent))
+    old = None
+    try:
+        os.chmod(tmp, new_file_mode(directory=True))   # mkdtemp makes 0700
+        for name in names:
+            src, dst = model / name, tmp / name
+            if not src.is_file():
+                continue
+            dst.parent.mkdir(exist_ok=True)
+            try:
+                os.link(src, dst)
+            except OSError:   # another file system, or links not allowed: a copy
+                shutil.copy2(src, dst)
+        if dest.is_symlink():   # WORKDIR/model of an older mwemt: a link into the stages
+            dest.unlink()
+        elif dest.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".old", dir=dest.parent))
+            os.replace(dest, old / dest.name)
+        os.replace(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and not dest.exists() and (old / dest.name).exists():
+            os.replace(old / dest.name, dest)   # put the earlier model back
+        raise
+    finally:
+        if old is not None and dest.exists():
+            shutil.rmtree(old, ignore_errors=True)
+    return dest

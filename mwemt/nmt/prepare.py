@@ -7,7 +7,11 @@ that the `factored_translation` task reads (layout in `mwemt.nmt.fairseq_plugin.
 every source token the same number of factors; both are checked with file and line in the error.
 
 The directory is built beside the destination and renamed into place at the end, so an
-interrupted run leaves no half-binarized directory.
+interrupted run leaves no half-binarized directory. ``manifest.json`` lists every file prepare
+wrote (``outputs``): replacing an existing destination (``overwrite``) removes those files and
+nothing else, and a destination that holds an input, or any file prepare did not write, is
+refused. An existing destination directory is kept (its mode, owner and links to it), only its
+files are replaced.
 """
 
 from __future__ import annotations
@@ -23,11 +27,40 @@ from pathlib import Path
 import numpy as np
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.fileio import count_lines, iter_parallel
+from mwemt.fileio import count_lines, iter_parallel, make_directory, new_file_mode
 from mwemt.formats import parse_factored
 from mwemt.provenance import manifest, write_json
 
 DEFAULT_FACTOR_NAMES = {1: ["word"], 2: ["word", "tag"], 3: ["word", "lemma", "tag"]}
+
+
+def mwe_flags_file(split: str, src_lang: str, tgt_lang: str) -> str:
+    """The name of a split's per-sentence MWE flags in a data directory (read by the plugin task)."""
+    return f"{split}.{src_lang}-{tgt_lang}.mweflags.npy"
+
+
+def read_mwe_flags(path: str | Path) -> np.ndarray:
+    """A flags file: one ``0`` or ``1`` per line ("this sentence has an (idiomatic) MWE"), as uint8."""
+    from mwemt.fileio import iter_lines
+
+    flags = []
+    for lineno, line in enumerate(iter_lines(path), 1):
+        value = line.strip()
+        if value not in ("0", "1"):
+            raise InputError(f"bad MWE flag {value!r}", path, lineno, expected="0 or 1, one per sentence")
+        flags.append(value == "1")
+    return np.array(flags, dtype=np.uint8)
+MANIFEST = "manifest.json"
+FACTORS = "factors.json"
+
+
+class DestinationNotEmpty(MwemtError):
+    """The destination holds an earlier prepare output and replacing it was not asked for."""
+
+    def __init__(self, destdir: Path):
+        self.destdir = destdir
+        super().__init__(f"{destdir} exists and is not empty (expected a new or empty directory); pass "
+                         "overwrite=True to replace the earlier prepare output there")
 
 
 @dataclass
@@ -134,16 +167,106 @@ def binarize_split(src: str | Path, tgt: str | Path, prefix: str, src_lang: str,
     return stats
 
 
+def output_names(src_lang: str, tgt_lang: str, factors: int, splits) -> list[str]:
+    """The files `prepare` writes for these languages, source factors and split names."""
+    from mwemt.nmt.modeldir import factor_lang
+
+    langs = [factor_lang(src_lang, k) for k in range(factors)] + [tgt_lang]
+    names = [f"dict.{lang}.txt" for lang in langs]
+    names += [f"{split}.{src_lang}-{tgt_lang}.{lang}.{ext}" for split in splits for lang in langs
+              for ext in ("bin", "idx")]
+    return sorted(names + [FACTORS, MANIFEST])
+
+
+def prepared_files(destdir: Path) -> set[str] | None:
+    """The names of the files an earlier `prepare` wrote into ``destdir``, from its manifest; None
+    when ``destdir`` holds no prepare manifest (then nothing in it is prepare's to replace)."""
+    try:
+        m = json.loads((destdir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(m, dict) or m.get("kind") != "prepare":
+        return None
+    outputs = m.get("outputs")
+    if outputs is None:   # written before prepare listed its outputs: the names follow from its settings
+        try:
+            c = m["config"]
+            outputs = output_names(c["src_lang"], c["tgt_lang"], int(c["factors"]), list(m["splits"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+    if not isinstance(outputs, list) or not all(isinstance(x, str) and "/" not in x for x in outputs):
+        return None
+    return set(outputs)
+
+
+def check_destination(destdir: Path, inputs: dict[str, str | Path], overwrite: bool) -> set[str] | None:
+    """Refuse a destination whose files are not all an earlier prepare output, or that holds an input.
+
+    Returns the names of the earlier output to replace (empty for an empty directory), or None when
+    ``destdir`` does not exist. Raises `DestinationNotEmpty` for an earlier output without ``overwrite``.
+    """
+    if not destdir.exists():
+        if destdir.is_symlink():
+            raise MwemtError(f"{destdir}: a link to nothing (expected a directory, or a path that does not exist)")
+        return None
+    if not destdir.is_dir():
+        raise MwemtError(f"{destdir}: is a file (expected an output directory)")
+    real = destdir.resolve()
+    for name, path in inputs.items():
+        if path is not None and real in Path(path).resolve().parents:
+            raise MwemtError(f"{destdir} holds the input {path} ({name}); prepare does not write where its "
+                             "inputs are (expected a --destdir that holds none of the inputs)")
+    entries = sorted(destdir.iterdir())
+    if not entries:
+        return set()
+    own = prepared_files(destdir)
+    other = [e.name for e in entries if own is None or e.name not in own or (e.is_dir() and not e.is_symlink())]
+    if other:
+        listed = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
+        why = "" if own is not None else f" (it has no {MANIFEST} of an earlier prepare)"
+        raise MwemtError(f"{destdir} holds files that prepare did not write{why}: {listed}; prepare only replaces "
+                         "its own earlier output (expected a new or empty directory, or one an earlier prepare "
+                         "wrote)")
+    if not overwrite:
+        raise DestinationNotEmpty(destdir)
+    return own
+
+
+def _install(tmp: Path, destdir: Path, old: set[str]) -> None:
+    """Move the files built in ``tmp`` into the existing ``destdir`` and remove the earlier output
+    ``old`` that the new one does not replace; ``destdir`` itself (its mode, owner, links) stays.
+
+    The manifest goes last. Until then a marker manifest lists both the old and the new files, so an
+    interrupted replacement is still recognized as prepare's own and a rerun replaces it."""
+    from mwemt.provenance import write_json
+
+    new = sorted(p.name for p in tmp.iterdir())
+    write_json(destdir / MANIFEST, {"kind": "prepare", "complete": False, "outputs": sorted(old | set(new))})
+    for name in new:
+        if name != MANIFEST:
+            os.replace(tmp / name, destdir / name)
+    for name in sorted(old - set(new)):
+        (destdir / name).unlink(missing_ok=True)
+    os.replace(tmp / MANIFEST, destdir / MANIFEST)
+    tmp.rmdir()
+
+
 def prepare(splits: dict[str, tuple[str | Path, str | Path]], destdir: str | Path, *, src_lang: str,
             tgt_lang: str, joined: bool = True, factors: int | None = None,
             factor_names: list[str] | None = None, threshold: int = 0, nwords: int = -1,
             src_dict: str | Path | None = None, tgt_dict: str | Path | None = None,
-            overwrite: bool = False, progress: bool = True) -> dict:
+            overwrite: bool = False, progress: bool = True,
+            mwe_flags: dict[str, str | Path] | None = None) -> dict:
     """Binarize ``splits`` (name -> (source file, target file); ``train`` required unless
     dictionaries are given) into ``destdir``; returns the manifest written there.
 
+    ``mwe_flags``: split -> a file of one 0/1 flag per sentence pair (`read_mwe_flags`), saved as
+    ``SPLIT.SRC-TGT.mweflags.npy`` for the MWE-weighted loss (`mwe_flags_file`).
+
     ``src_dict``/``tgt_dict``: reuse existing dictionaries (the directory of a previous prepare,
-    i.e. its ``dict.SRC.txt``; factor dictionaries are taken from beside it).
+    i.e. its ``dict.SRC.txt``; factor dictionaries are taken from beside it). ``overwrite``: replace
+    an earlier prepare output in ``destdir`` (the files its manifest lists, nothing else); a
+    destination that holds an input or other files is refused either way (`check_destination`).
     """
     from fairseq.data import Dictionary
 
@@ -154,8 +277,10 @@ def prepare(splits: dict[str, tuple[str | Path, str | Path]], destdir: str | Pat
     if not splits:
         raise MwemtError("nothing to binarize: give at least a train split")
     destdir = Path(destdir)
-    if destdir.exists() and any(destdir.iterdir()) and not overwrite:
-        raise MwemtError(f"{destdir} exists and is not empty; pass overwrite=True to replace it")
+    inputs = {f"{split}.{side}": p for split, pair in splits.items() for side, p in zip(("src", "tgt"), pair)}
+    # the factor dictionaries are read from beside the source dictionary: the same directory
+    old = check_destination(destdir, inputs | {f"{k}.mwe_flags": v for k, v in (mwe_flags or {}).items()}
+                            | {"source dictionary": src_dict, "target dictionary": tgt_dict}, overwrite)
     first_src = splits["train"][0] if "train" in splits else next(iter(splits.values()))[0]
     n = factors or factor_count(first_src)
     names = factor_names or DEFAULT_FACTOR_NAMES.get(n, ["word"] + [f"factor{k}" for k in range(1, n)])
@@ -177,8 +302,11 @@ def prepare(splits: dict[str, tuple[str | Path, str | Path]], destdir: str | Pat
             raise MwemtError("a train split is needed to build dictionaries (or pass existing ones)")
         dicts, tdict = build_dictionaries(*splits["train"], n, joined=joined, threshold=threshold, nwords=nwords)
 
-    destdir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{destdir.name}.", suffix=".part", dir=destdir.parent))
+    # "." has no name and is its own parent; an existing destination (maybe a link) is filled in place,
+    # from a temporary directory beside its real path (one file system: the files are renamed in)
+    target = destdir.resolve() if old is not None else Path(os.path.abspath(destdir))
+    make_directory(destdir.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent))
     try:
         for k, d in enumerate(dicts):
             d.save(str(tmp / f"dict.{factor_lang(src_lang, k)}.txt"))
@@ -188,19 +316,29 @@ def prepare(splits: dict[str, tuple[str | Path, str | Path]], destdir: str | Pat
             prefix = str(tmp / f"{split}.{src_lang}-{tgt_lang}")
             stats[split] = binarize_split(src, tgt, prefix, src_lang, tgt_lang, dicts, tdict,
                                           progress).as_dict(names)
-        with open(tmp / "factors.json", "w", encoding="utf-8") as fh:
+        for split, path in (mwe_flags or {}).items():
+            if split not in splits:
+                raise MwemtError(f"MWE flags for split {split!r}, which is not binarized")
+            flags = read_mwe_flags(path)
+            if len(flags) != stats[split]["sentences"]:
+                raise InputError(f"{len(flags)} MWE flags for {stats[split]['sentences']} sentence pairs of split "
+                                 f"{split!r}", path, expected="one flag per sentence pair, in the same order")
+            np.save(tmp / mwe_flags_file(split, src_lang, tgt_lang), flags)
+            stats[split]["mwe_flagged"] = int(flags.sum())
+        with open(tmp / FACTORS, "w", encoding="utf-8") as fh:
             json.dump({"n": n, "names": names}, fh)
             fh.write("\n")
-        inputs = {f"{split}.{side}": p for split, pair in splits.items() for side, p in zip(("src", "tgt"), pair)}
-        m = manifest("prepare", inputs=inputs,
+        m = manifest("prepare", inputs=inputs | {f"{k}.mwe_flags": v for k, v in (mwe_flags or {}).items()},
                      config={"src_lang": src_lang, "tgt_lang": tgt_lang, "joined_dictionary": joined,
                              "factors": n, "factor_names": names, "threshold": threshold, "nwords": nwords},
                      dictionaries={names[k]: len(d) for k, d in enumerate(dicts)} | {"target": len(tdict)},
-                     splits=stats)
-        write_json(tmp / "manifest.json", m)
-        if destdir.exists():
-            shutil.rmtree(destdir)
-        os.replace(tmp, destdir)
+                     splits=stats, outputs=sorted([p.name for p in tmp.iterdir()] + [MANIFEST]))
+        write_json(tmp / MANIFEST, m)
+        if old is None:
+            os.chmod(tmp, new_file_mode(directory=True))   # mkdtemp makes 0700
+            os.replace(tmp, target)
+        else:
+            _install(tmp, target, old)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

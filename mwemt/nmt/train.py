@@ -35,6 +35,8 @@ from mwemt.provenance import manifest, versions, write_json
 log = logging.getLogger(__name__)
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "fairseq_plugin"
+CRITERION = "label_smoothed_cross_entropy_fused"
+WEIGHTED_CRITERION = "mwe_weighted_label_smoothed_cross_entropy"   # train.mwe_loss_weight != 1
 
 
 @dataclass(frozen=True)
@@ -76,11 +78,13 @@ def fairseq_train_args(job: FairseqJob, data_bin: Path, save_dir: Path, device: 
          "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "1.0",
          "--lr", str(t.lr), "--lr-scheduler", "inverse_sqrt", "--warmup-updates", str(t.warmup_updates),
          "--warmup-init-lr", "1e-07",
-         "--criterion", "label_smoothed_cross_entropy_fused", "--label-smoothing", "0.1",
+         "--criterion", CRITERION if t.mwe_loss_weight == 1.0 else WEIGHTED_CRITERION, "--label-smoothing", "0.1",
          "--max-tokens", str(t.max_tokens), "--update-freq", str(t.update_freq),
          "--required-batch-size-multiple", "1",
          "--save-dir", str(save_dir), "--no-epoch-checkpoints", "--patience", str(t.patience),
          "--log-format", "json", "--log-interval", str(t.log_interval)]
+    if t.mwe_loss_weight != 1.0:   # the data directory holds the training sentences' MWE flags
+        a += ["--mwe-loss-weight", str(t.mwe_loss_weight)]
     if m.factor_embed_dims:
         a += ["--factor-embed-dims", ",".join(map(str, m.factor_embed_dims))]
     if m.share == "decoder":
@@ -288,10 +292,32 @@ def run_fairseq_train(job: FairseqJob, data_bin: Path, model_dir: Path, progress
         raise MwemtError(detail or f"fairseq-train failed (exit {code}); see {model_dir / 'train.log'}:\n{tail}")
     if not (save_dir / "checkpoint_last.pt").exists():
         raise MwemtError(f"fairseq-train wrote no checkpoint; see {model_dir / 'train.log'}")
+    history = validation_history(job.train, model_dir / "train.log")
+    stop_reason = display.stop_reason or "max_epoch reached"
     return {"device": device, "precision": precision, "precision_reason": why,
             "wall_seconds": round(time.time() - start, 1), "resumed": resumed,
-            "stop_reason": display.stop_reason or "max_epoch reached",
-            "validations": validation_history(job.train, model_dir / "train.log"), "command": cmd}
+            "stop_reason": stop_reason, "converged": converged(stop_reason),
+            "best": best_validation(job.train, history), "validations": history, "command": cmd}
+
+
+def converged(stop_reason: str) -> bool:
+    """Whether training stopped because validation stopped improving (``train.patience``), not
+    because its budget (``max_epoch``/``max_update``) ran out: a model that used its whole budget
+    may still have been improving, and a grid report should say so."""
+    return stop_reason.startswith("early stop")
+
+
+def best_validation(train: TrainConfig, history: list[dict]) -> dict | None:
+    """The validation row of the best checkpoint by ``train.early_stop`` (lowest loss, highest BLEU),
+    with how many validations came after it: where the plateau began."""
+    key = "valid_loss" if train.early_stop == "loss" else "valid_bleu"
+    rows = [(k, r) for k, r in enumerate(history) if r.get(key) is not None]
+    if not rows:
+        return None
+    best = (min if key == "valid_loss" else max)(r[key] for _, r in rows)
+    k, row = [kr for kr in rows if kr[1][key] == best][-1]   # fairseq keeps the later checkpoint of a tie
+    return {"epoch": row["epoch"], "updates": row["updates"], key: row[key],
+            "validations_after": len(history) - 1 - k}
 
 
 def validation_history(train: TrainConfig, train_log: Path) -> list[dict]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.formats import parse_factored
+from mwemt.formats import FACTOR_SEP, parse_factored
 from mwemt.nmt.modeldir import check_dictionary, find_checkpoint, model_file, read_checkpoint, read_preprocess
 from mwemt.preprocess.tokenize import detokenize
 
@@ -31,6 +31,20 @@ SOURCE_MWES = ("identified", "none")
 # fp32 | bf16 (autocast; CPUs with avx512_bf16/amx_bf16) | int8 (dynamic quantization of the linear
 # layers); bench/decode_speed.py measures their speed and BLEU against fp32
 DECODE_PRECISIONS = ("fp32", "bf16", "int8")
+# fairseq's lexically constrained beam search (Post & Vilar 2018): every constraint anywhere, or in order
+CONSTRAINT_ORDERS = ("unordered", "ordered")
+# Longest source line `translate` takes, checked before any line is encoded: decoding time grows with
+# the square of the length, and no model here is trained on sentences anywhere near this long. A line
+# within it must also fit the model's source positions in pieces (checked once it is segmented).
+MAX_LINE_CHARS = 16 * 1024
+
+
+def check_source_lengths(lines: Sequence[str], source: str | None = None) -> None:
+    """Refuse, naming the file and line, a source line over `MAX_LINE_CHARS` characters."""
+    from mwemt.fileio import check_line_lengths
+
+    check_line_lengths(lines, MAX_LINE_CHARS, source or "<input>",
+                       why="translate's limit; decoding time grows with the square of the length")
 
 
 @dataclass
@@ -130,13 +144,17 @@ class Translator:
         return cls(model_dir, pre, task, model, ckpt, annotator, src_sp, tgt_sp)
 
     # ------------------------------------------------------------ source side
-    def encode(self, line: str, input_format: str = "raw", source_mwes: str = "identified") -> Encoded:
+    def encode(self, line: str, input_format: str = "raw", source_mwes: str = "identified",
+               hints=None) -> Encoded:
         """One input line -> piece-major factor rows, with the model's own preprocessing.
 
         ``source_mwes="none"`` encodes the line as if the lexicon had found no MWE in it (the
-        ablation that shows whether a model uses its MWE factors)."""
+        ablation that shows whether a model uses its MWE factors). ``hints`` (a
+        `mwemt.preprocess.hints.HintInserter`, for a model of a hint encoding): each identified MWE
+        the inserter's table knows gets its best translation inline; without it no word is hinted."""
         from mwemt.preprocess.annotate import encode_sentence
         from mwemt.preprocess.encode import check_iob
+        from mwemt.preprocess.hints import insert_hints, is_hint_encoding
 
         check_source_mwes(source_mwes, input_format)
         if input_format not in INPUT_FORMATS:
@@ -150,18 +168,26 @@ class Translator:
             sent = self.annotator.annotate_tokens(tokens)
             if source_mwes == "none":
                 sent = replace(sent, mwes=[])
-            text, _ = encode_sentence(sent, self.preprocess["encoding"],
-                                      int(self.preprocess.get("confidence_buckets") or 0))
+            if hints is not None and is_hint_encoding(self.preprocess["encoding"]):
+                text = " ".join(insert_hints(sent, hints.test_hints(sent)))
+            else:
+                text, _ = encode_sentence(sent, self.preprocess["encoding"],
+                                          int(self.preprocess.get("confidence_buckets") or 0))
         if self.n_factors == 1:
             rows = [[t] for t in text.split()]
             if self.src_subword is not None:
                 rows = [[p] for p in self.src_subword.encode_tokens([r[0] for r in rows])]
         else:
-            rows = parse_factored(text, None)
-            if rows and len(rows[0]) != self.n_factors:
-                raise MwemtError(f"input has {len(rows[0])} factor(s) per token but the model expects "
-                                 f"{self.n_factors} ({'|'.join(self.preprocess['factor_names'])})")
-            parse_factored(text, self.n_factors)
+            names = FACTOR_SEP.join(self.preprocess.get("factor_names") or [])
+            tokens = text.split()
+            if tokens and len(tokens[0].split(FACTOR_SEP)) != self.n_factors:
+                raise MwemtError(f"input has {len(tokens[0].split(FACTOR_SEP))} factor(s) per token but the model "
+                                 f"expects {self.n_factors} ({names})")
+            for k, token in enumerate(tokens, 1):  # the model's count, not the first token's, is expected
+                if len(token.split(FACTOR_SEP)) != self.n_factors:
+                    raise MwemtError(f"token {k} {token!r} has {len(token.split(FACTOR_SEP))} factors (expected "
+                                     f"{self.n_factors} factors per token, what the model needs: {names})")
+            rows = parse_factored(text, self.n_factors)
             if input_format == "annotated" and self.preprocess["encoding"] == "iob":
                 try:  # a tag the model never saw would be read as <unk>, silently
                     check_iob([r[-1] for r in rows], [r[1] for r in rows])
@@ -184,25 +210,35 @@ class Translator:
     def translate(self, lines: Sequence[str], beam: int = 5, batch_size: int = 32, sampling: bool = False,
                   topk: int = -1, seed: int | None = None, *, input_format: str = "raw",
                   source_mwes: str = "identified", max_len_a: float = 1.2, max_len_b: int = 10,
-                  progress: bool = False, source: str | None = None) -> list[str]:
+                  progress: bool = False, source: str | None = None, hints=None,
+                  constraints: Sequence[Sequence[Sequence[str]]] | None = None,
+                  constraint_order: str = "unordered") -> list[str]:
         """Raw source lines -> detokenized target lines (an empty line gives an empty line).
 
         ``sampling=True`` samples one output per line (``topk`` > 0 restricts to the k most
         likely tokens), as used for back-translation; ``seed`` makes it reproducible.
-        ``source_mwes="none"`` hides the source's MWEs from the model (`encode`).
+        ``source_mwes="none"`` hides the source's MWEs from the model (`encode`). ``hints``: a
+        `mwemt.preprocess.hints.HintInserter` (see `hint_inserter`) whose table gives inline hints
+        to a hint model; only the table is read, never a reference. ``constraints``: per line, the
+        target phrases (each a sequence of target Moses tokens) that fairseq's lexically constrained
+        beam search must put in that line's output (`table_constraints` makes them from an MWE
+        translation table), ``unordered`` or in the given order (``constraint_order="ordered"``).
         """
         out = ["" for _ in lines]
         for idx, hyp in self.iter_translate(lines, beam=beam, batch_size=batch_size, sampling=sampling,
                                             topk=topk, seed=seed, input_format=input_format,
                                             source_mwes=source_mwes, max_len_a=max_len_a, max_len_b=max_len_b,
-                                            progress=progress, source=source):
+                                            progress=progress, source=source, hints=hints,
+                                            constraints=constraints, constraint_order=constraint_order):
             out[idx] = hyp
         return out
 
     def iter_translate(self, lines: Sequence[str], beam: int = 5, batch_size: int = 32, sampling: bool = False,
                        topk: int = -1, seed: int | None = None, *, input_format: str = "raw",
                        source_mwes: str = "identified", max_len_a: float = 1.2, max_len_b: int = 10,
-                       progress: bool = False, source: str | None = None) -> Iterator[tuple[int, str]]:
+                       progress: bool = False, source: str | None = None,
+                       hints=None, constraints: Sequence[Sequence[Sequence[str]]] | None = None,
+                       constraint_order: str = "unordered") -> Iterator[tuple[int, str]]:
         """(line index, translation) in batch order, for streaming callers. ``source`` names the
         lines' file in errors (which then give its line number)."""
         import torch
@@ -212,41 +248,209 @@ class Translator:
         if beam < 1 or batch_size < 1:
             raise MwemtError("beam and batch size must be at least 1")
         check_source_mwes(source_mwes, input_format)
+        check_source_lengths(lines, source)
+        max_pieces = self._max_source_pieces()
         if seed is not None:
             fs_utils.set_torch_seed(seed)
         gen_args = Namespace(beam=1 if sampling else beam, sampling=sampling, sampling_topk=topk,
                              max_len_a=max_len_a, max_len_b=max_len_b, nbest=1)
+        if constraints is not None:
+            if constraint_order not in CONSTRAINT_ORDERS:
+                raise MwemtError(f"constraint order {constraint_order!r}: choose one of {', '.join(CONSTRAINT_ORDERS)}")
+            if sampling:
+                raise MwemtError("constrained decoding is a beam search: it cannot be combined with sampling")
+            if len(constraints) != len(lines):
+                raise MwemtError(f"{len(constraints)} constraint lists for {len(lines)} input lines")
         generator = self.task.build_generator([self.model], gen_args)
+        constrained_generator = None
+        if constraints is not None:   # fairseq's LexicallyConstrainedBeamSearch, for the lines that have constraints
+            constrained_generator = self.task.build_generator(
+                [self.model], Namespace(**vars(gen_args), constraints=constraint_order))
         encoded: list[tuple[int, torch.Tensor]] = []
         for i, line in enumerate(lines):
             try:
-                enc = self.encode(line, input_format, source_mwes)
+                enc = self.encode(line, input_format, source_mwes, hints)
             except InputError as exc:
                 raise InputError(exc.detail, source or "<input>", i + 1, exc.expected) from None
             except MwemtError as exc:
                 raise InputError(str(exc), source or "<input>", i + 1) from None
+            if max_pieces is not None and len(enc.rows) + 1 > max_pieces:
+                raise InputError(f"the line is {len(enc.rows) + 1} pieces long (with the end of sentence), more "
+                                 f"than the model's {max_pieces} source positions", source or "<input>", i + 1,
+                                 expected="a shorter line: split it into sentences")
             if enc.rows:
                 encoded.append((i, self._ids(enc)))
+        # each line's constraints as target dictionary ids, by line index (they travel with the line)
+        line_constraints = {i: self.constraint_ids(constraints[i]) for i, _ in encoded} if constraints is not None \
+            else None
         encoded.sort(key=lambda p: -len(p[1]))
+        # lines with constraints are batched apart and decoded by the constrained search; the others by plain beam
+        # search, as without constraints (the constrained search costs every line of its batch: bench/constrained_decode.py)
+        groups = [(encoded, False)] if line_constraints is None else [
+            ([e for e in encoded if line_constraints[e[0]]], True), ([e for e in encoded if not line_constraints[e[0]]],
+                                                                    False)]
+        batches = [(g[k:k + batch_size], forced) for g, forced in groups for k in range(0, len(g), batch_size)]
         with tqdm(total=len(encoded), desc="translate", unit=" sent", disable=not progress,
                   dynamic_ncols=True) as bar:
-            for start in range(0, len(encoded), batch_size):
-                chunk = encoded[start:start + batch_size]
+            for chunk, forced in batches:
                 tokens = [t for _, t in chunk]
-                ds = self.task.build_dataset_for_inference(tokens, [len(t) for t in tokens])
+                packed = None
+                if forced:   # fairseq's packing, row k = chunk[k]; the collater reorders it with the sentences
+                    from fairseq.token_generation_constraints import pack_constraints
+
+                    packed = pack_constraints([line_constraints[i] for i, _ in chunk])
+                ds = self.task.build_dataset_for_inference(tokens, [len(t) for t in tokens], constraints=packed)
                 sample = ds.collater([ds[j] for j in range(len(ds))])
                 if next(self.model.parameters()).is_cuda:
                     sample = fs_utils.move_to_cuda(sample)
                 with torch.no_grad():
-                    hyps = self.task.inference_step(generator, [self.model], sample)
+                    hyps = self.task.inference_step(constrained_generator if forced else generator, [self.model],
+                                                    sample, constraints=sample.get("constraints"))
                 for sid, hyp in zip(sample["id"].tolist(), hyps):
                     yield chunk[sid][0], self.decode_ids(hyp[0]["tokens"])
                 bar.update(len(chunk))
+
+    def hint_inserter(self, table: str | Path, config=None):
+        """A `mwemt.preprocess.hints.HintInserter` for this model's hint encoding with the MWE
+        translation table in ``table`` (`translate`'s ``hints``); refused for a model without hints."""
+        from mwemt.preprocess.hints import HintConfig, hint_inserter, is_hint_encoding
+
+        encoding = self.preprocess["encoding"]
+        if not is_hint_encoding(encoding):
+            raise MwemtError(f"{self.model_dir} was trained with encoding {encoding!r}, which takes no hints "
+                             "(hints need a model of encoding hints or hints-lemma)")
+        return hint_inserter(table, encoding, config or HintConfig(), tgt_lang=self.preprocess["tgt_lang"],
+                             lemmatizer=self.preprocess["lemmatizer"])
+
+    # ------------------------------------------------------------ constraints
+    def constraint_ids(self, phrases: Sequence[Sequence[str]]) -> list:
+        """Target phrases (Moses tokens) as target dictionary ids, segmented by the model's *target*
+        subword model, without EOS: what fairseq's constraint packing takes. A word whose pieces include
+        one the target dictionary lacks (a piece sentencepiece knows but the training text never
+        produced) is segmented again by greedy longest match over the dictionary's pieces; a phrase
+        that still needs <unk> is left out (it would force <unk>)."""
+        import torch
+
+        unk = self.tgt_dict.unk()
+        out = []
+        for phrase in phrases:
+            words = [w for w in phrase if w and w != "..."]
+            if not words:
+                continue
+            ids: list[int] = []
+            for word in words:
+                pieces = self.tgt_subword.encode_tokens([word]) if self.tgt_subword is not None else [word]
+                word_ids = [self.tgt_dict.index(p) for p in pieces]
+                if unk in word_ids:
+                    word_ids = self._dictionary_pieces("".join(pieces))
+                ids.extend(word_ids)
+            if ids and unk not in ids:
+                out.append(torch.tensor(ids, dtype=torch.long))
+        return out
+
+    def _dictionary_pieces(self, text: str) -> list[int]:
+        """``text`` (a word's pieces joined) cut into target dictionary symbols by greedy longest match;
+        [unk] when no cut exists."""
+        unk, ids, i = self.tgt_dict.unk(), [], 0
+        while i < len(text):
+            for j in range(len(text), i, -1):
+                k = self.tgt_dict.index(text[i:j])
+                if k != unk:
+                    ids.append(k)
+                    i = j
+                    break
+            else:
+                return [unk]
+        return ids
+
+    def table_constraints(self, lines: Sequence[str], table, *, min_count: int = 1,
+                          sources: Sequence[str] = ("aligned", "dictionary"), input_format: str = "raw",
+                          source: str | None = None) -> list[list[tuple[str, ...]]]:
+        """Per line, the target phrases an MWE translation table gives its MWEs (`TableConstraints`),
+        with this model's tokenizer and lemmatizer; ``table`` is a table or its file."""
+        if input_format not in ("raw", "tokenized"):
+            raise MwemtError(f"constraints are found in raw or tokenized input, not {input_format!r} lines")
+        finder = TableConstraints(table, lang=self.preprocess["src_lang"], lemmatizer=self.preprocess["lemmatizer"],
+                                  max_gap=int(self.preprocess.get("max_gap") or 0), min_count=min_count,
+                                  sources=sources)
+        out = []
+        for i, line in enumerate(lines):
+            if not line.strip():
+                out.append([])
+                continue
+            tokens = line.split() if input_format == "tokenized" else self.annotator.tokens(line)
+            try:
+                out.append(finder.phrases(tokens))
+            except MwemtError as exc:
+                raise InputError(str(exc), source or "<input>", i + 1) from None
+        return out
+
+    def _max_source_pieces(self) -> int | None:
+        """The model's source positions (fairseq's max_source_positions), or None when unbounded."""
+        try:
+            limit = self.model.max_positions()
+        except (AttributeError, NotImplementedError):
+            return None
+        limit = limit[0] if isinstance(limit, tuple) else limit
+        return int(limit) if isinstance(limit, int) and limit > 0 else None
 
     def decode_ids(self, ids) -> str:
         pieces = self.tgt_dict.string(ids.int().cpu(), unk_string="<unk>").split()
         tokens = self.tgt_subword.decode(pieces) if self.tgt_subword is not None else pieces
         return detokenize(tokens, self.preprocess["tgt_lang"])
+
+
+class TableConstraints:
+    """Target constraints from an MWE translation table (`mwemt.preprocess.mwe_table`), for
+    lexically constrained decoding (`Translator.translate`'s ``constraints``).
+
+    The MWEs are found in the source with the table's own multi-word keys as the lexicon (so a
+    model trained without MWE annotation, the baseline, can be constrained), lemmatized as the
+    model's training source was, no identification filters. Each MWE found gets its table entry's
+    best translation (highest alignment count, `MweTranslationTable.translations` with ``min_count``
+    and ``sources``) as one constraint; a gapped translation (``ha ... vinto``) gives one constraint
+    per part. Phrases come in source order (what ``ordered`` decoding keeps), each phrase once. The
+    table's tokens are casefolded; the translation of a capitalized sentence-initial MWE is capitalized
+    (*By the way* -> *A proposito*), as the translation most likely starts the output too.
+    """
+
+    def __init__(self, table, *, lang: str, lemmatizer: str = "simplemma", max_gap: int = 0, min_count: int = 1,
+                 sources: Sequence[str] = ("aligned", "dictionary")):
+        from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
+        from mwemt.preprocess.mwe_table import GAP, MweTranslationTable
+        from mwemt.records import LexiconEntry
+
+        self.table = table if isinstance(table, MweTranslationTable) else MweTranslationTable.read(table)
+        self.min_count, self.sources, self.gap = min_count, tuple(sources), GAP
+        entries = [LexiconEntry(tuple(key.split())) for key in self.table.keys() if len(key.split()) >= 2]
+        if not entries:
+            raise MwemtError("the MWE translation table has no multi-word key: nothing to constrain")
+        self.annotator = build_annotator(AnnotatorConfig(lang=lang, lemmatizer=lemmatizer, max_gap=max_gap,
+                                                         filters="none", lexicon_format="list"),
+                                         entries, log=lambda *_: None)
+
+    def phrases(self, tokens: Sequence[str]) -> list[tuple[str, ...]]:
+        """The constraints of one tokenized source sentence, in source order."""
+        from mwemt.preprocess.mwe_table import type_key
+
+        sent = self.annotator.annotate_tokens(list(tokens))
+        out: list[tuple[str, ...]] = []
+        for m in sorted(sent.mwes, key=lambda m: m.indices):
+            found = self.table.translations(type_key(m.lemma), min_count=self.min_count, sources=self.sources)
+            if not found:
+                continue
+            words = list(found[0].translation)
+            if m.indices[0] == 0 and tokens and tokens[0][:1].isupper():   # a sentence-initial MWE: so its translation
+                words[0] = words[0][:1].upper() + words[0][1:]              # (the table's tokens are casefolded)
+            part: list[str] = []
+            for tok in words + [self.gap]:
+                if tok == self.gap:
+                    if part and tuple(part) not in out:
+                        out.append(tuple(part))
+                    part = []
+                else:
+                    part.append(tok)
+        return out
 
 
 def check_source_mwes(source_mwes: str, input_format: str) -> None:

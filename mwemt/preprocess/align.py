@@ -18,13 +18,15 @@ this module, so a source MWE is mapped to target words the same way everywhere.
   align the same input at once (stages side by side) share one alignment.
 
 Sentences longer than eflomal's limit (`MAX_TOKENS`) or with an empty side are not aligned (no
-links), and are counted in `Directional.skipped`.
+links), and are counted in `Directional.skipped`. `mwemt align` refuses, before tokenizing, a line
+of more than `MAX_LINE_CHARS` characters: far beyond any sentence eflomal could align.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
 import json
 import logging
 import os
@@ -40,6 +42,7 @@ from mwemt.fileio import atomic_directory, exclusive_lock
 SYMMETRIZATIONS = ("grow-diag-final-and", "intersection", "union")
 DEFAULT_SYMMETRIZATION = "grow-diag-final-and"
 MAX_TOKENS = 1024  # eflomal's MAX_SENT_LEN: longer sentences make the binary exit
+MAX_LINE_CHARS = 16 * MAX_TOKENS  # `mwemt align` input lines: 1024 tokens of 16 characters with their spaces
 CACHE_FORMAT = 1
 logger = logging.getLogger(__name__)
 
@@ -129,18 +132,21 @@ def grow_diag_final_and(forward: Alignment, reverse: Alignment, n_src: int, n_tg
     tgt_done = {j for _, j in links}
     grown = True
     while grown:
+        # One pass visits the links in (source, target) order, a link added after the current one
+        # included, as a scan of the whole n_src x n_tgt grid would, in time of the links, not the grid.
         grown = False
-        for i in range(n_src):
-            for j in range(n_tgt):
-                if (i, j) not in links:
-                    continue
-                for di, dj in _NEIGHBORS:
-                    p = (i + di, j + dj)
-                    if p in union and p not in links and (p[0] not in src_done or p[1] not in tgt_done):
-                        links.add(p)
-                        src_done.add(p[0])
-                        tgt_done.add(p[1])
-                        grown = True
+        todo = sorted(p for p in links if 0 <= p[0] < n_src and 0 <= p[1] < n_tgt)
+        while todo:
+            i, j = heapq.heappop(todo)
+            for di, dj in _NEIGHBORS:
+                p = (i + di, j + dj)
+                if p in union and p not in links and (p[0] not in src_done or p[1] not in tgt_done):
+                    links.add(p)
+                    src_done.add(p[0])
+                    tgt_done.add(p[1])
+                    grown = True
+                    if p > (i, j):
+                        heapq.heappush(todo, p)
     for direction in (forward, reverse):
         for i, j in sorted(direction):
             if i not in src_done and j not in tgt_done:

@@ -10,10 +10,18 @@ target words aligned to its tokens, in target order:
 - a run of tokens linked to source words outside the MWE is a gap, written ``...`` as in the TED
   references ("ha ... vinto").
 
-Alignments are noisy, so three filters drop MWEs whose translation cannot be trusted, each counted
+The span is then made complete and minimal (`SpanRules`, issue 29): a negation before the MWE and
+its auxiliary join ("non era sorpreso" for *was n't surprised*), so does a reflexive clitic ("si
+alza"); a leading article goes unless the source MWE has a determiner, a trailing definite article
+always ("perso di vista", not "perso di vista i"); and a known translation of the MWE (an
+`mwemt.preprocess.mwe_table` table: dictionary or training alignment) found where the alignment
+points completes a partial alignment ("restiamo in contatto", not "in").
+
+Alignments are noisy, so four filters drop MWEs whose translation cannot be trusted, each counted
 in the report: ``unaligned`` (no target word is linked to the MWE), ``span_too_long`` (first to last
 target word spans more than ``max_span_factor`` times the MWE's length plus ``max_span_slack``
-tokens) and ``scattered`` (more than ``max_gaps`` gaps). The annotator's MWEs never overlap.
+tokens), ``scattered`` (more than ``max_gaps`` gaps) and ``function_only`` (only function words
+for an MWE with a content word: "in" for *keep in touch*). The annotator's MWEs never overlap.
 
 Everything here is pure: the caller annotates, aligns and writes.
 """
@@ -30,7 +38,7 @@ from mwemt.preprocess.tokenize import detokenize
 from mwemt.records import AnnotatedSentence, TestItem, TestMwe
 
 GAP = "..."
-FILTERS = ("unaligned", "span_too_long", "scattered")
+FILTERS = ("unaligned", "span_too_long", "scattered", "function_only")
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,9 @@ class ReferenceFilters:
     max_span_factor: float = 2.0
     max_span_slack: int = 2
     max_gaps: int = 1
+    function_only: bool = True
+    src_lang: str = "en"
+    tgt_lang: str = "it"
 
     def __post_init__(self) -> None:
         if self.max_span_factor <= 0 or self.max_span_slack < 0 or self.max_gaps < 0:
@@ -76,37 +87,270 @@ def _is_word(token: str) -> bool:
     return any(ch.isalnum() for ch in token)
 
 
-def aligned_reference(mwe_indices: Sequence[int], links: Alignment, tgt_tokens: Sequence[str]) -> AlignedReference | None:
+# Word classes the span rules need, by language (lowercase; elided forms end in an apostrophe).
+NEGATIONS = {"en": frozenset({"not", "n't", "never", "cannot"}),  # not "no": a determiner ("no alternative energy")
+             "it": frozenset({"non", "mai", "né"})}
+SOURCE_AUXILIARIES = {"en": frozenset("am is are was were be been being do does did have has had will would shall "
+                                      "should can could may might must 's 're 've 'd 'll 'm".split())}
+SOURCE_ARTICLES = {"en": frozenset({"a", "an", "the"})}
+SOURCE_PRONOUNS = {"en": frozenset("i me myself you yourself yourselves he him himself she her herself it itself we us "
+                                   "ourselves they them themselves one oneself".split())}
+SOURCE_PARTICLES = {"en": frozenset("about across after along around at away back by down for from in into of off on "
+                                    "onto out over through to under up upon with without".split())}
+ARTICLES = {"it": frozenset("il lo la i gli le l' un uno una un'".split())}
+DEFINITE = {"it": frozenset("il lo la i gli le l'".split())}
+SOURCE_DETERMINERS = {"en": frozenset("a an the one this that these those some any".split())}
+REFLEXIVES = {"en": frozenset("myself yourself yourselves himself herself itself ourselves themselves oneself".split())}
+ARTICULATED = {"it": frozenset(f"{p}{a}" for p in ("de", "ne", "a", "da", "su")
+                               for a in ("l", "llo", "lla", "ll'", "i", "gli", "lle"))
+               | frozenset({"col", "coi", "pel"})}
+CLITICS = {"it": frozenset("mi ti si ci vi m' t' s' c' v' me te se ce ve".split())}
+IMPERSONAL = {"it": frozenset({"si", "s'"})}
+
+
+@dataclass(frozen=True)
+class SpanRules:
+    """How a reference span is made complete and minimal (issue 29), each a switch:
+
+    - ``negation``: a negation in the source at or just before the MWE (``was n't surprised``: up
+      to ``negation_window`` tokens before it, auxiliaries between) counts as part of the MWE, with
+      the auxiliaries between and the one carrying it, so "non era sorpreso" is the translation,
+      not "sorpreso"; a target
+      negation (``non``) directly before the span joins it when the source has one;
+    - ``clitics``: a reflexive/adverbial clitic (``mi``, ``si``, ``ne``...) directly before the span
+      joins it when nothing links it elsewhere than a source pronoun ("mi alzo" for *get up*);
+    - ``articles``: a leading article is dropped unless the source MWE starts with one ("perso di
+      vista i" -> "perso di vista"; *the bottom line* keeps "il"); a trailing article always, and a
+      trailing articulated preposition unless the source MWE ends in a particle ("rientrare nelle"
+      -> "rientrare"; *fall into* keeps it);
+    - ``candidates``: a known translation of the MWE (from an `MweTranslationTable`: dictionary or
+      training alignment) found in the target sentence where the alignment points (overlapping or
+      next to its words) becomes the span, so a particle or a content word the aligner left out
+      ("in" for *keep in touch*) is completed to "restare in contatto"; an MWE the aligner linked
+      to nothing takes a candidate found anywhere in the sentence. Words match on a common prefix
+      (``stem`` letters or more, all but the last 3 letters of the shorter word, to forgive
+      inflection: *restare* / *restiamo*).
+
+    Rules apply to the languages the word lists above cover (source ``en``, target ``it``); for
+    others only the language-independent parts (candidates) do.
+    """
+
+    negation: bool = True
+    negation_window: int = 3
+    clitics: bool = True
+    articles: bool = True
+    candidates: bool = True
+    stem: int = 4
+    src_lang: str = "en"
+    tgt_lang: str = "it"
+
+    @classmethod
+    def none(cls) -> SpanRules:
+        """The rule before issue 29: aligned words and the unlinked ones between them, nothing else."""
+        return cls(negation=False, clitics=False, articles=False, candidates=False)
+
+    def describe(self) -> str:
+        on = [n for n in ("negation", "clitics", "articles", "candidates") if getattr(self, n)]
+        return "+".join(on) or "none"
+
+
+def _words(table: dict, lang: str) -> frozenset:
+    return table.get(lang, frozenset())
+
+
+def _negation_members(mwe_indices: Sequence[int], src_tokens: Sequence[str], rules: SpanRules) -> set[int]:
+    """Source negations inside the MWE's span or shortly before it, and the auxiliaries between."""
+    negs, aux = _words(NEGATIONS, rules.src_lang), _words(SOURCE_AUXILIARIES, rules.src_lang)
+    first, last = min(mwe_indices), max(mwe_indices)
+    extra = {i for i in range(first, last + 1) if src_tokens[i].lower() in negs}
+    between: list[int] = []
+    for i in range(first - 1, max(-1, first - 1 - rules.negation_window), -1):
+        word = src_tokens[i].lower()
+        if word in negs:
+            extra.add(i)
+            extra.update(between)
+            # the auxiliary that carries the negation ("was n't", "did not")
+            if i > 0 and src_tokens[i - 1].lower() in aux:
+                extra.add(i - 1)
+            break
+        if word not in aux:
+            break
+        between.append(i)
+    return extra
+
+
+def _same_word(a: str, b: str, stem: int) -> bool:
+    a, b = a.lower(), b.lower()
+    if a == b:
+        return True
+    n = min(len(a), len(b))
+    if n < stem:
+        return False
+    common = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        common += 1
+    return common >= max(stem, n - 3)
+
+
+def find_candidate(candidates: Sequence[Sequence[str]], tgt_tokens: Sequence[str], core: Sequence[int],
+                    stem: int) -> tuple[int, int] | None:
+    """The target span [start, end] of a candidate translation (contiguous; gaps in a candidate
+    split it into parts that must come in order, up to 3 tokens apart) that overlaps the aligned
+    core or touches it (anywhere without a core): the first candidate, in the order given (a
+    table's: most frequent first), found there, at its first such position."""
+    lo, hi = (min(core), max(core)) if core else (None, None)
+    n = len(tgt_tokens)
+    for cand in candidates:
+        parts: list[list[str]] = [[]]
+        for t in cand:
+            if t == GAP:
+                parts.append([])
+            else:
+                parts[-1].append(t)
+        parts = [p for p in parts if p]
+        if not parts:
+            continue
+        for start in range(n):
+            pos, end, ok = start, None, True
+            for k, part in enumerate(parts):
+                if k:  # find the next part within 3 tokens
+                    found = next((q for q in range(pos, min(n, pos + 4))
+                                  if q + len(part) <= n and all(_same_word(a, b, stem) for a, b in
+                                                                zip(part, tgt_tokens[q:q + len(part)]))), None)
+                    if found is None:
+                        ok = False
+                        break
+                    pos = found
+                elif pos + len(part) > n or not all(_same_word(a, b, stem)
+                                                    for a, b in zip(part, tgt_tokens[pos:pos + len(part)])):
+                    ok = False
+                    break
+                end = pos + len(part) - 1
+                pos = end + 1
+            if not ok or end is None:
+                continue
+            if lo is not None and (end < lo - 1 or start > hi + 1):
+                continue  # elsewhere in the sentence: not where the aligner put the MWE
+            return start, end
+    return None
+
+
+def aligned_reference(mwe_indices: Sequence[int], links: Alignment, tgt_tokens: Sequence[str], *,
+                      src_tokens: Sequence[str] | None = None, rules: SpanRules | None = None,
+                      candidates: Sequence[Sequence[str]] = ()) -> AlignedReference | None:
     """The MWE's translation under ``links`` (source index, target index); None when no target word
-    is linked to it."""
+    is linked to it (and no candidate was found where it could be).
+
+    ``src_tokens`` (the source sentence) lets the rules see negations, articles and particles;
+    ``rules`` (default `SpanRules()`) make the span complete and minimal; ``candidates``: known
+    translations of the MWE (token tuples, ``...`` for a gap), see `SpanRules.candidates`."""
+    rules = rules if rules is not None else SpanRules()
     members = set(mwe_indices)
+    if rules.negation and src_tokens is not None:
+        members |= _negation_members(mwe_indices, src_tokens, rules)
     linked_src: dict[int, set[int]] = {}
     for i, j in links:
         linked_src.setdefault(j, set()).add(i)
     core = sorted(j for j, srcs in linked_src.items() if srcs & members and _is_word(tgt_tokens[j]))
+    forced: set[int] = set()
+    if rules.candidates and candidates:
+        found = find_candidate(candidates, tgt_tokens, core, rules.stem)
+        if found is not None:
+            forced = set(range(found[0], found[1] + 1))
+            core = sorted(set(core) | {j for j in forced if _is_word(tgt_tokens[j])})
     if not core:
         return None
+    first, last = core[0], core[-1]
+    lower = [t.lower() for t in tgt_tokens]
+    pronouns = _words(SOURCE_PRONOUNS, rules.src_lang)
+
+    def reflexive(j: int) -> bool:  # "si", or a clitic linked to the MWE or a source reflexive
+        srcs = linked_src.get(j, set())
+        if lower[j] in _words(IMPERSONAL, rules.tgt_lang):
+            return not (srcs - members) or (src_tokens is not None and all(
+                i in members or src_tokens[i].lower() in pronouns for i in srcs))
+        return bool(srcs) and src_tokens is not None and all(
+            i in members or src_tokens[i].lower() in reflexives for i in srcs)
+
+    if rules.clitics:
+        clitics = _words(CLITICS, rules.tgt_lang)
+        reflexives = _words(REFLEXIVES, rules.src_lang)
+        while first > 0 and lower[first - 1] in clitics and reflexive(first - 1):
+            first -= 1
+    if rules.negation and src_tokens is not None and members != set(mwe_indices):
+        negs = _words(NEGATIONS, rules.tgt_lang)
+        if first > 0 and lower[first - 1] in negs:
+            first -= 1
     kept: list[int] = []
     runs: list[list[str]] = [[]]
-    for j in range(core[0], core[-1] + 1):
+    for j in range(first, last + 1):
         srcs = linked_src.get(j, set())
-        if srcs & members or not srcs:  # linked to the MWE, or unlinked inside its span
+        if j in forced or srcs & members or not srcs or j < core[0]:  # linked to the MWE, unlinked inside, or added
             kept.append(j)
             runs[-1].append(tgt_tokens[j])
         elif runs[-1]:
             runs.append([])  # the first token linked elsewhere opens a gap
-    return AlignedReference(tuple(kept), tuple(tuple(r) for r in runs), core[-1] - core[0] + 1)
+    if rules.articles:
+        kept, runs = _trim_articles(kept, runs, lower, mwe_indices, src_tokens, rules, forced)
+        if not kept:
+            return None
+    span = kept[-1] - kept[0] + 1
+    return AlignedReference(tuple(kept), tuple(tuple(r) for r in runs if r), span)
 
 
-def filter_reason(ref: AlignedReference | None, mwe_length: int, filters: ReferenceFilters) -> str | None:
-    """Which filter drops this reference (one of `FILTERS`), or None to keep it."""
+def _trim_articles(kept: list[int], runs: list[list[str]], lower: Sequence[str], mwe_indices: Sequence[int],
+                   src_tokens: Sequence[str] | None, rules: SpanRules,
+                   forced: set[int]) -> tuple[list[int], list[list[str]]]:
+    articles = _words(ARTICLES, rules.tgt_lang)
+    definite = _words(DEFINITE, rules.tgt_lang)
+    src = [src_tokens[i].lower() for i in mwe_indices] if src_tokens is not None else []
+    # a source MWE with a determiner of its own ("take a peek", "the bottom line") keeps the article
+    keep_leading = src_tokens is None or any(w in _words(SOURCE_DETERMINERS, rules.src_lang) for w in src)
+    kept, runs = list(kept), [list(r) for r in runs]
+    while len(kept) > 1 and not keep_leading and lower[kept[0]] in articles and kept[0] not in forced:
+        kept.pop(0)
+        runs[0].pop(0)
+        if not runs[0]:
+            runs.pop(0)
+    while len(kept) > 1 and kept[-1] not in forced and lower[kept[-1]] in definite:
+        kept.pop()
+        runs[-1].pop()
+        if not runs[-1]:
+            runs.pop()
+    return kept, runs
+
+
+def filter_reason(ref: AlignedReference | None, mwe_length: int, filters: ReferenceFilters, *,
+                  src_tokens: Sequence[str] | None = None) -> str | None:
+    """Which filter drops this reference (one of `FILTERS`), or None to keep it. ``src_tokens``:
+    the MWE's source tokens, for ``function_only`` (a translation made only of function words for
+    an MWE with a content word, e.g. "in" for *keep in touch*: a partial alignment)."""
     if ref is None:
         return "unaligned"
     if ref.span > filters.max_span(mwe_length):
         return "span_too_long"
     if ref.gaps > filters.max_gaps:
         return "scattered"
+    if filters.function_only and src_tokens is not None:
+        function = _words(ARTICLES, filters.tgt_lang) | _words(ARTICULATED, filters.tgt_lang) | FUNCTION_WORDS.get(
+            filters.tgt_lang, frozenset())
+        src_function = SOURCE_FUNCTION_WORDS.get(filters.src_lang)
+        words = [w.lower() for run in ref.runs for w in run if _is_word(w)]
+        if src_function is not None and function and words and all(w in function for w in words) and any(
+                t.lower() not in src_function and _is_word(t) for t in src_tokens):
+            return "function_only"
     return None
+
+
+FUNCTION_WORDS = {"it": frozenset("a ad di da in con su per tra fra e ed o che non mi ti si ci vi ne lo la li le gli "
+                                  "è ha ho hai abbiamo hanno sono sei siamo era c' d' l' m' s' t'".split())}
+SOURCE_FUNCTION_WORDS = {"en": SOURCE_AUXILIARIES["en"] | SOURCE_ARTICLES["en"] | SOURCE_PRONOUNS["en"]
+                         | SOURCE_PARTICLES["en"] | NEGATIONS["en"] | frozenset(
+                             "and or but if as than that this these those there here so too very much many "
+                             "more most some any all each every what which who how when where why because although "
+                             "though unless whether since while even just only also".split())}
 
 
 @dataclass
@@ -151,21 +395,29 @@ class BuildReport:
         f = self.filtered
         return (f"{self.pairs} pairs, {self.mwes_found} MWEs found in {self.sentences_with_mwes} sentences: "
                 f"{self.mwes_kept} kept ({len(self.top_names)} distinct), {f['unaligned']} unaligned, "
-                f"{f['span_too_long']} with too long a span, {f['scattered']} scattered; {self.items} items")
+                f"{f['span_too_long']} with too long a span, {f['scattered']} scattered, "
+                f"{f['function_only']} translated by function words only; {self.items} items")
 
 
 def build_aligned_testset(sentences: Sequence[AnnotatedSentence], tgt_tokens: Sequence[Sequence[str]],
                           alignments: Sequence[Alignment], line_numbers: Sequence[int], *,
                           tgt_lang: str, filters: ReferenceFilters = ReferenceFilters(),
                           all_sentences: bool = False, raw: Sequence[tuple[str, str]] | None = None,
-                          unaligned_pairs: Sequence[int] = ()) -> tuple[list[TestItem], BuildReport]:
+                          unaligned_pairs: Sequence[int] = (), rules: SpanRules | None = None,
+                          table=None, max_alternatives: int = 10, table_min_count: int = 1,
+                          candidate_min_count: int = 2) -> tuple[list[TestItem], BuildReport]:
     """One `TestItem` per input pair that keeps at least one MWE (every pair with ``all_sentences``).
 
     ``sentences[k]`` is the annotated source of input line ``line_numbers[k]`` (the item id),
     ``tgt_tokens[k]`` its tokenized target (in ``tgt_lang``) and ``alignments[k]`` their links. MWE
     references are written detokenized (see `AlignedReference.detokenized`). ``raw`` holds the
     input lines as given, kept in the item's meta. ``unaligned_pairs`` are the 0-based pairs the
-    aligner could not align (counted apart in the report).
+    aligner could not align (counted apart in the report). ``rules``: how spans are made complete
+    and minimal (default `SpanRules()`). ``table`` (an `mwemt.preprocess.mwe_table.MweTranslationTable`):
+    its translations of each MWE type attested ``candidate_min_count`` times or more (dictionary
+    entries always) are span candidates (`SpanRules.candidates`), most frequent first, and, up to
+    ``max_alternatives`` of them attested ``table_min_count`` times or more (dictionary entries
+    always), the MWE's ``alternatives``.
     """
     n = len(sentences)
     if not (len(tgt_tokens) == len(alignments) == len(line_numbers) == n) or (raw is not None and len(raw) != n):
@@ -174,7 +426,8 @@ def build_aligned_testset(sentences: Sequence[AnnotatedSentence], tgt_tokens: Se
     report = BuildReport(pairs=n, not_aligned_pairs=len(unaligned_pairs))
     items: list[TestItem] = []
     for k, (sent, tgt, links, lineno) in enumerate(zip(sentences, tgt_tokens, alignments, line_numbers)):
-        mwes, filtered = _sentence_mwes(sent, tgt, links, lineno, tgt_lang, filters, report)
+        mwes, filtered = _sentence_mwes(sent, tgt, links, lineno, tgt_lang, filters, report, rules or SpanRules(),
+                                        table, max_alternatives, table_min_count, candidate_min_count)
         if mwes or all_sentences:
             meta: dict = {"line": lineno, "alignment": format_pharaoh(links)}
             if filtered:
@@ -187,16 +440,20 @@ def build_aligned_testset(sentences: Sequence[AnnotatedSentence], tgt_tokens: Se
 
 
 def _sentence_mwes(sent: AnnotatedSentence, tgt: Sequence[str], links: Alignment, lineno: int, tgt_lang: str,
-                   filters: ReferenceFilters, report: BuildReport) -> tuple[list[TestMwe], list[dict]]:
+                   filters: ReferenceFilters, report: BuildReport, rules: SpanRules, table, max_alternatives: int,
+                   table_min_count: int, candidate_min_count: int) -> tuple[list[TestMwe], list[dict]]:
     if sent.mwes:
         report.sentences_with_mwes += 1
     kept: list[TestMwe] = []
     filtered: list[dict] = []
     for m in sent.mwes:
         report.mwes_found += 1
-        ref = aligned_reference(m.indices, links, tgt)
-        reason = filter_reason(ref, m.length, filters)
+        known = table.translations(m.lemma, min_count=0) if table is not None else ()
+        ref = aligned_reference(m.indices, links, tgt, src_tokens=sent.tokens, rules=rules,
+                                candidates=[e.translation for e in known
+                                            if e.count >= candidate_min_count or "dictionary" in e.sources])
         surface = " ".join(sent.tokens[i] for i in m.indices)
+        reason = filter_reason(ref, m.length, filters, src_tokens=surface.split())
         if reason is not None:
             filtered.append({"indices": list(m.indices), "name": m.lemma, "reason": reason,
                              **({"reference": ref.text} if ref is not None else {})})
@@ -206,8 +463,17 @@ def _sentence_mwes(sent: AnnotatedSentence, tgt: Sequence[str], links: Alignment
             continue
         assert ref is not None
         lemma = " ".join(sent.lemmas[i] for i in m.indices)
-        kept.append(TestMwe(m.indices, lemma, ref.detokenized(tgt_lang), m.category, surface, name=m.lemma,
-                            reference_indices=ref.indices, confidence=m.confidence))
+        reference = ref.detokenized(tgt_lang)
+        alternatives: list[str] = []
+        own = " ".join(t.casefold() for run in ref.runs for t in run)
+        for e in known:
+            if len(alternatives) >= max_alternatives:
+                break
+            if (e.count >= table_min_count or "dictionary" in e.sources) and e.text.replace(f" {GAP} ", " ") != own:
+                alternatives.append(e.text)
+        kept.append(TestMwe(m.indices, lemma, reference, m.category, surface, name=m.lemma,
+                            reference_indices=ref.indices, confidence=m.confidence,
+                            alternatives=tuple(alternatives)))
         report.mwes_kept += 1
         report.gapped_references += ref.gaps > 0
         report.by_length[m.length] += 1

@@ -16,23 +16,26 @@ from pathlib import Path
 from mwemt.errors import MwemtError
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES, detect_lexicon_format, read_lexicon_entries
 from mwemt.preprocess.corpus_filters import CORPUS_FILTERS
-from mwemt.preprocess.encode import encode_constant, encode_iob, encode_wws
+from mwemt.preprocess.encode import HINT_ENCODINGS, encode_constant, encode_iob, encode_wws, plain_factored
 from mwemt.preprocess.filters import FILTERS, JudgingModel, cupt_heads
 from mwemt.preprocess.identification import FILTER_SOURCES, IdentificationOptions, filters_for
 from mwemt.preprocess.identify import find_candidates, identify
 from mwemt.preprocess.lemmatize import BACKENDS, Lemmatizer, get_lemmatizer
 from mwemt.preprocess.lexicon import Lexicon
+from mwemt.preprocess.mwe_context import FILTER as MWE_CONTEXT_FILTER
 from mwemt.preprocess.tokenize import tokenize
 from mwemt.records import AnnotatedSentence, LexiconEntry, Mwe
 from mwemt.schema import setting
 
-ENCODINGS = ("none", "wws", "iob", "iob-constant")
-# the source factors each encoding produces (words-with-spaces joins tokens but keeps one factor)
+ENCODINGS = ("none", "wws", "iob", "iob-constant", *HINT_ENCODINGS)
+# the source factors each encoding produces (words-with-spaces joins tokens but keeps one factor; inline
+# hints add a 0/1/2 stream: plain word, hinted source MWE, hint: `mwemt.preprocess.hints`)
 FACTOR_NAMES: dict[str, tuple[str, ...]] = {"none": ("word",), "wws": ("word",), "iob": ("word", "lemma", "tag"),
-                                            "iob-constant": ("word", "lemma", "tag")}
+                                            "iob-constant": ("word", "lemma", "tag"),
+                                            **{e: ("word", "hint") for e in HINT_ENCODINGS}}
 
 
-IDENTIFICATION_FILTERS = FILTERS + CORPUS_FILTERS
+IDENTIFICATION_FILTERS = FILTERS + CORPUS_FILTERS + (MWE_CONTEXT_FILTER,)
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class AnnotatorConfig:
     filters_off: tuple[str, ...] = ()
     filters_context: bool = False
     raw_corpus: str | None = None
+    mwe_context: str = "none"            # the MWE-in-context model: none | auto | bundled | PATH
+    mwe_threshold: float | None = None   # None: the model's own threshold
 
     @classmethod
     def of(cls, preprocess: PreprocessConfig, *, lang: str, lexicon: Sequence[str | Path] = (),
@@ -91,7 +96,7 @@ class AnnotatorConfig:
     @property
     def identification(self) -> IdentificationOptions:
         return IdentificationOptions(self.filters, tuple(self.filters_off), self.max_gap, self.raw_corpus,
-                                     self.filters_context)
+                                     self.filters_context, self.mwe_context, self.mwe_threshold)
 
 
 def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | None = None, *,
@@ -183,9 +188,10 @@ class Annotator:
         rejected: list = []
         mwes: list = []
         if self.lexicon is not None and self.filters is None:
-            mwes = identify(lem, self.lexicon, self.max_gap)
+            mwes = identify(lem, self.lexicon, self.max_gap, forms=tokens)
         elif self.lexicon is not None:
-            candidates = find_candidates(lem, self.lexicon, self.max_gap, any_order=self.filters.any_order)
+            candidates = find_candidates(lem, self.lexicon, self.max_gap, any_order=self.filters.any_order,
+                                         forms=tokens)
             if candidates:
                 kept, rejected = self.filters.apply(candidates, tokens, lem, heads)
                 mwes = self.filters.resolve(kept)
@@ -215,6 +221,8 @@ def encode_sentence(sent: AnnotatedSentence, encoding: str, confidence_buckets: 
         return " ".join(encode_constant(sent)), 0
     if encoding == "none":
         return " ".join(sent.tokens), 0
+    if encoding in HINT_ENCODINGS:   # no hints: every word |0 (hints need a table: `mwemt.preprocess.hints`)
+        return " ".join(plain_factored(sent)), 0
     raise MwemtError(f"unknown encoding {encoding!r}; choose one of {', '.join(ENCODINGS)}")
 
 
@@ -233,11 +241,22 @@ class AnnotationReport:
     by_entry: Counter = field(default_factory=Counter)
     by_category: Counter = field(default_factory=Counter)
     removed_by_filter: Counter = field(default_factory=Counter)
+    # list up to this many occurrences with their probability (0 = none; see `occurrence_record`)
+    list_occurrences: int = 0
+    occurrences: list = field(default_factory=list)
+    occurrences_left_out: int = 0
 
     def add(self, sent: AnnotatedSentence, unencoded: int = 0) -> None:
         self.sentences += 1
         for _, reason in sent.rejected:
             self.removed_by_filter[reason] += 1
+        if self.list_occurrences:
+            judged = [(m, True) for m in sent.mwes] + [(m, False) for m, _ in sent.rejected if m.confidence is not None]
+            for m, kept in sorted(judged, key=lambda mk: mk[0].indices):
+                if len(self.occurrences) < self.list_occurrences:
+                    self.occurrences.append(occurrence_record(self.sentences, sent, m, kept))
+                else:
+                    self.occurrences_left_out += 1
         self.tokens += len(sent.tokens)
         if sent.mwes:
             self.sentences_with_mwe += 1
@@ -253,6 +272,12 @@ class AnnotationReport:
         self.unencoded_discontinuous += unencoded
 
     def merge(self, other: AnnotationReport) -> None:
+        for occ in other.occurrences:  # the other report counted its sentences from 1
+            if len(self.occurrences) < self.list_occurrences:
+                self.occurrences.append({**occ, "sentence": occ["sentence"] + self.sentences})
+            else:
+                self.occurrences_left_out += 1
+        self.occurrences_left_out += other.occurrences_left_out
         for name in ("sentences", "tokens", "mwe_tokens", "sentences_with_mwe", "mwes", "discontinuous",
                      "unencoded_discontinuous"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -283,10 +308,21 @@ class AnnotationReport:
                                     for name in sorted(set(self.removed_by_filter) | set((filters or {}).get("active", ())))},
                         "candidates_removed": sum(self.removed_by_filter.values())},
         }
+        if self.list_occurrences:
+            d["occurrences"] = self.occurrences
+            d["occurrences_left_out"] = self.occurrences_left_out
         if lexicon_size:
             d["coverage"]["lexicon_entries"] = lexicon_size
             d["coverage"]["lexicon_ratio"] = round(len(self.by_entry) / lexicon_size, 4)
         return d
+
+
+def occurrence_record(sentence: int, sent: AnnotatedSentence, m: Mwe, kept: bool) -> dict:
+    """One occurrence for the annotate report: sentence number (1-based), token indices (0-based),
+    the entry as the lexicon writes it, the words of the text, P(MWE) (None: not judged) and whether
+    it was kept."""
+    return {"sentence": sentence, "indices": list(m.indices), "name": m.lemma,
+            "surface": " ".join(sent.tokens[i] for i in m.indices), "probability": m.confidence, "kept": kept}
 
 
 NO_FILTERS_NOTE = ("no identification filters: every lexicon match is kept (the lexicon has no training "
@@ -358,9 +394,9 @@ def annotate_lines(annotator: Annotator, lines: Iterable[str], encoding: str,
 # ---------------------------------------------------------------- many sentences, many processes
 
 
-def _annotate_chunk(annotator: Annotator, task: tuple[list[str], str, int]) -> tuple[list[str], AnnotationReport]:
-    lines, encoding, buckets = task
-    report = AnnotationReport()
+def _annotate_chunk(annotator: Annotator, task: tuple[list[str], str, int, int]) -> tuple[list[str], AnnotationReport]:
+    lines, encoding, buckets, listed = task
+    report = AnnotationReport(list_occurrences=listed)
     out = list(annotate_lines(annotator, lines, encoding, report, buckets))
     return out, report
 
@@ -389,7 +425,7 @@ def annotate_stream(annotator: Annotator, lines: Iterable[str], encoding: str, r
         return
     from mwemt.processes import ordered_map
 
-    chunks = ((chunk, encoding, confidence_buckets) for chunk in _chunks(lines, chunk_size))
+    chunks = ((chunk, encoding, confidence_buckets, report.list_occurrences) for chunk in _chunks(lines, chunk_size))
     results = ordered_map(_annotate_chunk, chunks, workers, state=annotator)
     try:
         for out, rep in results:

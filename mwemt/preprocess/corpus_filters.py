@@ -168,7 +168,7 @@ def count_corpus(annotator, sentences: Iterable[str], max_gaps: Sequence[int]) -
         n_tokens += len(lemmas)
         freq.update(lemmas)
         for g in max_gaps:
-            for m in find_candidates(lemmas, annotator.lexicon, g):
+            for m in find_candidates(lemmas, annotator.lexicon, g, forms=tokens):
                 pair = counts[g].setdefault(m.lemma, [0, 0])
                 pair[0 if m.contiguous else 1] += 1
     return counts, freq, n_tokens, n_sents
@@ -217,7 +217,7 @@ def estimate_for_gaps(lexicon, corpus: str | Path, max_gaps: Sequence[int], *, l
     models = {}
     for g in max_gaps:
         entries = {}
-        for norm, entry in lexicon.normalized.items():
+        for norm, entry in lexicon.normalized_entries():
             f = counts[g].get(entry.key, [0, 0])
             e_fixed, e_gapped = expected_counts(norm, freq, n_tokens, n_sents, g)
             entries[entry.key] = CorpusStats(f[0], f[1], e_fixed, e_gapped)

@@ -23,8 +23,9 @@ literal bar never splits factors.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from mwemt.errors import MwemtError
 from mwemt.formats import FACTOR_SEP
 from mwemt.records import AnnotatedSentence, Mwe
 
@@ -169,3 +170,39 @@ def check_iob(tags: Sequence[str], lemma_factors: Sequence[str]) -> None:
             raise ValueError(f"position {i + 1}: I of {lem!r} follows no B of the same MWE")
         elif tag not in ("B", "I", "O"):
             raise ValueError(f"position {i + 1}: bad tag {tag!r}")
+
+
+# ---------------------------------------------------------------- inline target hints (the encoding)
+# Which hints a sentence gets, and from where, is `mwemt.preprocess.hints`; how they are written is here.
+
+HINT_ENCODINGS: dict[str, str] = {"hints": "surface", "hints-lemma": "lemma"}   # encoding -> hint form
+PLAIN, SOURCE_MWE, HINT = "0", "1", "2"   # the hint factor: plain word, word of a hinted MWE, hint word
+GAP = "..."                               # a gap in a translation (never written as a hint word)
+
+
+def insert_hints(sent: AnnotatedSentence, hints: Mapping[int, Sequence[str]]) -> list[str]:
+    """The factored tokens of ``sent`` with ``hints`` (MWE index in ``sent.mwes`` -> hint tokens):
+    ``word|0`` for plain words, ``word|1`` for the words of a hinted MWE, the hint's words as
+    ``word|2`` right after the MWE's last word. Tokens are escaped (`mwemt.preprocess.encode`)."""
+    marked: dict[int, str] = {}
+    after: dict[int, list[str]] = {}
+    for k, tokens in hints.items():
+        if not 0 <= k < len(sent.mwes):
+            raise MwemtError(f"hint for MWE {k}, but the sentence has {len(sent.mwes)} MWE(s)")
+        words = [t for t in tokens if t != GAP and t.strip()]
+        if not words:
+            continue
+        mwe = sent.mwes[k]
+        for i in mwe.indices:
+            marked[i] = SOURCE_MWE
+        after.setdefault(mwe.indices[-1], []).extend(words)
+    out: list[str] = []
+    for i, tok in enumerate(sent.tokens):
+        out.append(f"{escape(tok)}{FACTOR_SEP}{marked.get(i, PLAIN)}")
+        out.extend(f"{escape(w)}{FACTOR_SEP}{HINT}" for w in after.get(i, ()))
+    return out
+
+
+def plain_factored(sent: AnnotatedSentence) -> list[str]:
+    """The sentence as a hint model reads it without hints: every word ``word|0``."""
+    return insert_hints(sent, {})

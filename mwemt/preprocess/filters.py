@@ -303,6 +303,9 @@ class JudgingModel:
     KIND = ""
     VERSION = 1
     SIGNATURE = "filters"
+    # what a kept MWE's confidence estimates: "idiomatic" (an idiomatic, non-literal reading, which
+    # test sets may use for their idiomatic part) or "mwe-reading" (an MWE at all, idiomatic or not)
+    CONFIDENCE = "idiomatic"
     entries: dict
     thresholds: object
     meta: dict
@@ -527,7 +530,7 @@ def candidates_of(sentences: Sequence[ParsedSentence], lexicon, max_gap: int,
     out = []
     for s in sentences:
         cands = []
-        for m in find_candidates(s.lemmas, lexicon, max_gap, any_order=True):
+        for m in find_candidates(s.lemmas, lexicon, max_gap, any_order=True, forms=s.forms):
             key, order_seen = (m.lemma, True) if m.lemma in stats else (siblings.get(lemma_multiset(m.lemma)), False)
             ok = stats[key].endings_ok(m.indices, s.forms, s.lemmas) if key is not None else True
             tree = tree_extra_nodes(m.indices, s.heads) if s.heads is not None else None

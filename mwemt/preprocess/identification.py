@@ -13,8 +13,20 @@ experiment stages, ``mwemt translate`` and the test-set builders follow the same
 - ``filters: PATH``: the model saved there (learned or corpus-estimated).
 
 ``off`` turns single filters off (``order``, ``gap``, ``inflection``, ``syntax``, ``rate`` for
-learned models; ``association``, ``variability`` for corpus estimates). ``max_gap`` None means
-"the gap the model was tuned with, else 0".
+learned models; ``association``, ``variability`` for corpus estimates; ``mwe-context`` for the
+MWE-in-context model, which then still gives every occurrence its probability). ``max_gap`` None
+means "the gap the model was tuned with, else 0".
+
+``mwe_context`` judges each match in its sentence with the MWE-in-context classifier
+(`mwemt.preprocess.mwe_context`), learned for lexicons without annotated data:
+
+- ``none``: not used (the default of ``mwemt annotate``);
+- ``auto`` (the default of ``mwemt testset build``): the bundled model when the lexicon is read in
+  the format it was trained for (OEWN or WordNet-aligned), the language is the model's, no other
+  filter model applies and filters are not turned off (``filters: none``);
+- ``bundled``, or the path of a model: that model, for any lexicon, instead of other filters.
+
+``mwe_threshold`` replaces the model's threshold (chosen on development data).
 """
 
 from __future__ import annotations
@@ -27,6 +39,9 @@ from pathlib import Path
 from mwemt.errors import MwemtError
 
 FILTER_SOURCES = ("auto", "none")
+MWE_CONTEXT_SOURCES = ("none", "auto", "bundled")
+MWE_CONTEXT_FORMATS = ("oewn", "wn-aligned")  # lexicons the bundled model was trained for (OEWN entries)
+MWE_CONTEXT_LANG = "en"
 
 
 @dataclass(frozen=True)
@@ -38,10 +53,14 @@ class IdentificationOptions:
     max_gap: int | None = None          # None: the filter model's tuned max_gap, else 0
     raw_corpus: str | None = None       # plain text for literal-reading estimates (lexicons without training data)
     context: bool = False               # also learn the contextual classifier (opt-in: slow on CPU)
+    mwe_context: str = "none"           # none | auto | bundled | path of an MWE-in-context model
+    mwe_threshold: float | None = None  # None: the model's threshold
 
     def __post_init__(self) -> None:
         if self.max_gap is not None and self.max_gap < 0:
             raise MwemtError("max_gap must be 0 or more")
+        if self.mwe_threshold is not None and not 0.0 <= self.mwe_threshold <= 1.0:
+            raise MwemtError(f"the MWE-in-context threshold must be in [0, 1], not {self.mwe_threshold}")
 
 
 def sibling_filters_path(lexicon_path: str | Path) -> Path:
@@ -60,6 +79,12 @@ def filter_source_files(lexicon_path: str | Path | None, options: Identification
         files["filters"] = sibling_filters_path(lexicon_path)
     if options.raw_corpus and options.filters == "auto":
         files["raw_corpus"] = Path(options.raw_corpus)
+    if options.mwe_context not in MWE_CONTEXT_SOURCES:
+        files["mwe_context"] = Path(options.mwe_context)
+    elif options.mwe_context != "none":
+        from mwemt.preprocess.mwe_context import BUNDLED
+
+        files["mwe_context"] = BUNDLED
     return {k: p for k, p in files.items() if p.is_file()}
 
 
@@ -126,12 +151,41 @@ def _filters_for(lexicon_path, fmt, options, lexicon, lang, lemmatizer, log):
             raise MwemtError("raw-corpus estimates need the compiled lexicon")
         model = estimate_from_corpus(lexicon, options.raw_corpus, lang=lang, lemmatizer=lemmatizer)
         say(f"identification filters estimated from {options.raw_corpus}: {model.thresholds.describe()}")
+    context_model = _mwe_context_model(options, fmt, lang, model is not None)
+    if context_model is not None:
+        if model is not None:
+            say(f"note: the MWE-in-context model replaces the identification filters ({model.signature})")
+        model = context_model
+        say(f"MWE-in-context model: {model.thresholds.describe()} ({model.signature})")
     if model is not None and options.off:
         model = model.without(options.off)
     max_gap = resolved_max_gap(options.max_gap, model)
     if isinstance(model, FilterModel) and options.max_gap is not None and options.max_gap != model.thresholds.max_gap:
         say(f"note: max_gap {options.max_gap} overrides the {model.thresholds.max_gap} the filters were tuned with")
     return model, max_gap
+
+
+def _mwe_context_model(options: IdentificationOptions, fmt: str | None, lang: str, other_filters: bool):
+    """The MWE-in-context model ``options`` ask for (None: none), with its threshold set."""
+    from mwemt.preprocess.mwe_context import bundled_model
+
+    source = options.mwe_context
+    if source == "none":
+        return None
+    if source == "auto":
+        if (other_filters or options.filters == "none" or fmt not in MWE_CONTEXT_FORMATS
+                or lang != MWE_CONTEXT_LANG):
+            return None
+        model = bundled_model()
+    elif source == "bundled":
+        model = bundled_model()
+    else:
+        model = load_filter_model(source)
+        from mwemt.preprocess.mwe_context import MweContextModel
+
+        if not isinstance(model, MweContextModel):
+            raise MwemtError(f"{source}: not an MWE-in-context model (a file written by scripts/train_mwe_context.py)")
+    return model.with_threshold(options.mwe_threshold) if options.mwe_threshold is not None else model
 
 
 def _learned_off(off) -> tuple[str, ...]:
@@ -151,13 +205,19 @@ def load_filter_model(path: str | Path):
     from mwemt.preprocess.filters import FilterModel
 
     p = Path(path)
+    if p.suffix == ".gz":
+        from mwemt.preprocess.mwe_context import MweContextModel
+
+        return MweContextModel.load(p)
     try:
         kind = json.loads(p.read_text(encoding="utf-8")).get("kind") if p.is_file() else None
     except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
         kind = None
     if kind is not None and kind != FilterModel.KIND:
         from mwemt.preprocess.corpus_filters import CorpusFilterModel
+        from mwemt.preprocess.mwe_context import MweContextModel
 
-        if kind == CorpusFilterModel.KIND:
-            return CorpusFilterModel.load(p)
+        for model_class in (CorpusFilterModel, MweContextModel):
+            if kind == model_class.KIND:
+                return model_class.load(p)
     return FilterModel.load(p)

@@ -1,6 +1,8 @@
 """Find lexicon MWEs in lemmatized sentences, contiguous or with gaps.
 
-Matching is on lemmas (lowercased). Components must appear in lexicon order; between two
+Matching is on lemmas (lowercased), and, given the surface forms, a match must also agree with
+them (`Lexicon.agreeing`: *white best* does not match *white goods* although both lemmatize to
+*white good*). Components must appear in lexicon order; between two
 consecutive components at most ``max_gap`` other tokens may stand. Overlapping candidates are
 resolved deterministically: more tokens first, then the tighter span, then leftmost, then the
 lexicon key, so the same input always gives the same MWEs.
@@ -8,14 +10,17 @@ lexicon key, so the same input always gives the same MWEs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from mwemt.preprocess.lexicon import END, Lexicon
-from mwemt.records import Mwe
+from mwemt.records import LexiconEntry, Mwe
+
+Accept = Callable[[LexiconEntry, tuple[int, ...]], "LexiconEntry | None"]
 
 
-def _walk(lemmas: Sequence[str], start: int, node: dict, max_gap: int, out: list[Mwe]) -> None:
-    """Every entry reachable from ``start`` through the trie, each at its tightest-leftmost match.
+def _walk(lemmas: Sequence[str], start: int, node: dict, max_gap: int, out: list[Mwe], accept: Accept) -> None:
+    """Every entry reachable from ``start`` through the trie, each at its tightest-leftmost match
+    that ``accept`` agrees with (it names the entry to report, or None).
 
     The depth-first search tries the nearest next position first, so the first match found for
     an entry is its tightest, leftmost one; later matches of the same entry are ignored.
@@ -26,7 +31,10 @@ def _walk(lemmas: Sequence[str], start: int, node: dict, max_gap: int, out: list
         while True:
             entry = node.get(END)
             if entry is not None:
-                out.append(Mwe(tuple(range(start, j)), entry.key, entry.category))
+                indices = tuple(range(start, j))
+                entry = accept(entry, indices)
+                if entry is not None:
+                    out.append(Mwe(indices, entry.key, entry.category))
             if j >= n:
                 return
             node = node.get(lemmas[j])
@@ -39,8 +47,10 @@ def _walk(lemmas: Sequence[str], start: int, node: dict, max_gap: int, out: list
     def visit(node: dict) -> None:
         entry = node.get(END)
         if entry is not None and entry.key not in seen:
-            seen.add(entry.key)
-            out.append(Mwe(tuple(path), entry.key, entry.category))
+            entry = accept(entry, tuple(path))
+            if entry is not None:
+                seen.add(node[END].key)
+                out.append(Mwe(tuple(path), entry.key, entry.category))
         prev = path[-1]
         for j in range(prev + 1, min(n, prev + 2 + max_gap)):
             child = node.get(lemmas[j])
@@ -53,17 +63,25 @@ def _walk(lemmas: Sequence[str], start: int, node: dict, max_gap: int, out: list
 
 
 def find_candidates(lemmas: Sequence[str], lexicon: Lexicon, max_gap: int = 0, *,
-                    any_order: bool = False) -> list[Mwe]:
+                    any_order: bool = False, forms: Sequence[str] | None = None) -> list[Mwe]:
     """Every lexicon match at every start position, before overlap resolution.
 
     ``any_order`` also matches the other word orders of each entry (`Lexicon.any_order_trie`).
+    ``forms`` (the tokens as written): matches must agree with them (`Lexicon.agreeing`); None =
+    lemmas only.
     """
+    if forms is not None and len(forms) != len(lemmas):
+        raise ValueError(f"{len(forms)} forms but {len(lemmas)} lemmas")
     out: list[Mwe] = []
     trie = lexicon.any_order_trie if any_order else lexicon.trie
+
+    def accept(entry: LexiconEntry, indices: tuple[int, ...]) -> LexiconEntry | None:
+        return lexicon.agreeing(entry, indices, forms)
+
     for i, lem in enumerate(lemmas):
         node = trie.get(lem)
         if node is not None:
-            _walk(lemmas, i, node, max_gap, out)
+            _walk(lemmas, i, node, max_gap, out, accept)
     return out
 
 
@@ -87,6 +105,8 @@ def resolve_overlaps(candidates: Sequence[Mwe], by_confidence: bool = False) -> 
     return kept
 
 
-def identify(lemmas: Sequence[str], lexicon: Lexicon, max_gap: int = 0) -> list[Mwe]:
-    """The MWEs of one lemmatized sentence, non-overlapping, in sentence order."""
-    return resolve_overlaps(find_candidates(lemmas, lexicon, max_gap))
+def identify(lemmas: Sequence[str], lexicon: Lexicon, max_gap: int = 0,
+             forms: Sequence[str] | None = None) -> list[Mwe]:
+    """The MWEs of one lemmatized sentence, non-overlapping, in sentence order (``forms``: the
+    tokens as written, which matches must agree with)."""
+    return resolve_overlaps(find_candidates(lemmas, lexicon, max_gap, forms=forms))

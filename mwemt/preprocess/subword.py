@@ -55,6 +55,11 @@ class SubwordConfig:
     iob: str = setting("copy", choices=IOB_MODES, help="the IOB tag of a word's later pieces: copied, or "
                                                         "B becomes I (bio)")
     input_sentence_size: int = setting(0, minimum=0, help="train on a seeded sample of N lines (0 = all)")
+    mwe_pieces_min_count: int = setting(0, minimum=0,
+                                        help="joined MWE tokens (words-with-spaces, e.g. take_care_of) seen at least "
+                                             "this often in the training source become single vocabulary pieces "
+                                             "(0 = off: sentencepiece splits them at `_`)")
+    mwe_pieces_max: int = setting(2000, minimum=1, help="at most this many MWE pieces (the most frequent)")
 
 
 class SubwordCountError(ValueError):
@@ -209,7 +214,8 @@ class SubwordModel:
               model_type: str = "bpe", seed: int = 1, character_coverage: float = 1.0,
               input_sentence_size: int = 0, factored: bool = False, *, byte_fallback: bool = True,
               num_threads: int = 1, split_by_unicode_script: bool = True,
-              user_defined_symbols: Sequence[str] = (), progress: bool = False) -> SubwordModel:
+              user_defined_symbols: Sequence[str] = (), word_pieces: Sequence[str] = (),
+              progress: bool = False) -> SubwordModel:
         """Train one model on all ``inputs`` (joint when they are both sides of a corpus).
 
         Nothing is written: `save` writes the model with its vocabulary and training manifest.
@@ -218,6 +224,12 @@ class SubwordModel:
         ``split_by_unicode_script`` (sentencepiece's default) keeps ``_`` and punctuation out of
         letter pieces, so ``walked_off`` -> ``▁walked _ off``; False lets BPE merge across them.
         ``user_defined_symbols`` (e.g. a ``<BT>`` tag) are always whole pieces, like the factor escapes.
+        ``word_pieces`` are whole *tokens* that always become one word-start piece: a joined MWE
+        ``take_care_of`` is segmented ``▁take_care_of`` (sentencepiece would otherwise split it at
+        every ``_``); `frequent_mwe_tokens` chooses them. They are user-defined symbols with the
+        word-boundary mark in front, so they match only at the start of a token (``retake_care_of``
+        is segmented as usual); a longer token that starts with one (``take_care_of_it``) gets it
+        as its first piece.
         """
         if model_type not in MODEL_TYPES:
             raise MwemtError(f"model type {model_type!r} is not one of {', '.join(MODEL_TYPES)}")
@@ -231,6 +243,10 @@ class SubwordModel:
         bad = next((u for u in extra if not u or any(ch.isspace() for ch in u) or SPACE in u), None)
         if bad is not None:
             raise MwemtError(f"user-defined symbol {bad!r} is empty or contains whitespace or {SPACE}")
+        bad = next((w for w in word_pieces if not w or any(ch.isspace() for ch in w) or SPACE in w), None)
+        if bad is not None:
+            raise MwemtError(f"word piece {bad!r} is empty or contains whitespace or {SPACE}")
+        extra += [SPACE + w for w in word_pieces]
         if any(str(p) == "-" for p in inputs):
             raise MwemtError("training reads files (their hashes go into the manifest), not standard input")
         sentences, n_read = sample_stream(training_sentences(inputs, factored=factored, progress=progress),
@@ -379,6 +395,28 @@ class SubwordModel:
         return [t for t in text.split(SPACE) if t]
 
 
+def frequent_mwe_tokens(inputs: Sequence[str | Path], min_count: int, max_pieces: int, *,
+                        factored: bool = False) -> list[tuple[str, int]]:
+    """The joined MWE tokens (``take_care_of``: tokens holding the words-with-spaces join ``_``) of
+    ``inputs`` seen at least ``min_count`` times, the ``max_pieces`` most frequent first (ties in
+    alphabetical order), with their counts: the `word_pieces` that make each one a single piece.
+
+    A literal underscore is written ``&#95;`` by `mwemt annotate`, so every ``_`` in a token is a
+    join. ``factored``: read the surface factor of ``w|f1|f2`` tokens.
+    """
+    from collections import Counter
+
+    from mwemt.preprocess.encode import JOIN
+
+    if min_count < 1 or max_pieces < 1:
+        raise MwemtError(f"min_count and max_pieces must be at least 1, not {min_count} and {max_pieces}")
+    counts: Counter = Counter()
+    for line in training_sentences(inputs, factored=factored):
+        counts.update(t for t in line.split() if JOIN in t.strip(JOIN))
+    ranked = sorted(((t, n) for t, n in counts.items() if n >= min_count), key=lambda x: (-x[1], x[0]))
+    return ranked[:max_pieces]
+
+
 def _train_sentencepiece(sentences: list[str], seed: int, options: dict) -> bytes:
     """The serialized model sentencepiece trains on ``sentences`` (run in a child process)."""
     import sentencepiece as spm
@@ -390,9 +428,13 @@ def _train_sentencepiece(sentences: list[str], seed: int, options: dict) -> byte
     return writer.getvalue()
 
 
+MAX_SENTENCE_BYTES = 4192  # sentencepiece's max_sentence_length: a longer training line is skipped
+
+
 def training_sentences(inputs: Sequence[str | Path], *, factored: bool = False,
                        progress: bool = False) -> Iterator[str]:
-    """Non-empty lines of the inputs as sentencepiece will see them (surface factor, ``▁`` escaped)."""
+    """Non-empty lines of the inputs as sentencepiece will see them (surface factor, ``▁`` escaped).
+    A line over sentencepiece's `MAX_SENTENCE_BYTES` is an error naming it, before training starts."""
     for path in inputs:
         n_factors = None
         with _progress(path, f"reading {Path(path).name}", progress) as bar:
@@ -407,9 +449,16 @@ def training_sentences(inputs: Sequence[str | Path], *, factored: bool = False,
                 else:
                     tokens = line.split()
                 try:
-                    yield escape_line(tokens)
+                    escaped = escape_line(tokens)
                 except ValueError as exc:
                     raise InputError(str(exc), path, lineno) from None
+                size = len(escaped.encode("utf-8"))
+                if size > MAX_SENTENCE_BYTES:  # sentencepiece would drop it silently, or fail with no line
+                    raise InputError(f"a line of {size:,} bytes (as sentencepiece reads it) is longer than "
+                                     f"sentencepiece's limit of {MAX_SENTENCE_BYTES:,} bytes", path, lineno,
+                                     expected=f"lines of at most {MAX_SENTENCE_BYTES:,} bytes: split or drop "
+                                              "longer ones")
+                yield escaped
 
 
 # ---------------------------------------------------------------- files
@@ -485,21 +534,76 @@ def apply_file(model: SubwordModel, in_path: str | Path, out_path: str | Path, *
     return stats
 
 
-def decode_file(model: SubwordModel, in_path: str | Path, out_path: str | Path, *,
+def looks_factored(pieces: Sequence[str]) -> int:
+    """The number of ``|``-separated factors every piece has (2 or more, none empty), else 0.
+
+    Plain pieces never look like this: a ``|`` of the text is its own piece unless the model was
+    trained to let pieces cross script boundaries, and then not on every piece with one count."""
+    if not pieces or "|" not in pieces[0]:
+        return 0
+    n = pieces[0].count("|") + 1
+    for piece in pieces:
+        fields = piece.split("|")
+        if len(fields) != n or not all(fields):
+            return 0
+    return n
+
+
+def decode_factored(model: SubwordModel, rows: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Factored pieces (first factor: the piece) -> factored tokens: each word's pieces decoded into the
+    word, with the other factors of the word's first piece (what `apply` gave every piece of the word,
+    the tag of ``bio`` continuation pieces aside)."""
+    words = group_pieces([r[0] for r in rows], sum(1 for r in rows if r[0][:1] == SPACE))
+    out: list[list[str]] = []
+    k = 0
+    for pieces in words:
+        tokens = model.decode(pieces)
+        if len(tokens) != 1:
+            raise SubwordCountError(f"the pieces {' '.join(pieces)!r} decode to {len(tokens)} tokens, not one word")
+        out.append([tokens[0], *rows[k][1:]])
+        k += len(pieces)
+    return out
+
+
+def decode_file(model: SubwordModel, in_path: str | Path, out_path: str | Path, *, factors: int | None = None,
                 progress: bool = True) -> SubwordStats:
-    """Pieces (one line of space-separated pieces per sentence) back to pretokenized text."""
+    """Pieces (one line of space-separated pieces per sentence) back to pretokenized text.
+
+    ``factors``: None refuses a line whose every piece holds ``|``-separated factors (the output of
+    ``apply --factors N``), which plain decoding would glue into one nonsense word (``H|hi|Oi|hi|O``);
+    1 decodes every line as plain pieces; N >= 2 decodes factored pieces into factored words
+    (`decode_factored`), so ``decode --factors N`` inverts ``apply --factors N``.
+    """
+    if factors is not None and factors < 1:
+        raise MwemtError(f"factors must be at least 1, not {factors}")
     label = "<stdin>" if str(in_path) == "-" else str(in_path)
     stats = SubwordStats()
     with atomic_write(out_path) as out, _progress(in_path, "subword decode", progress) as bar:
-        for line in iter_lines(in_path, name=label, allow_empty_file=False):
+        for lineno, line in enumerate(iter_lines(in_path, name=label, allow_empty_file=False), 1):
             bar.update(1)
             stats.lines += 1
             pieces = line.split()
             if not pieces:
                 stats.empty_lines += 1
-            tokens = model.decode(pieces)
+            if factors is None and (n := looks_factored(pieces)):
+                raise InputError(f"every piece holds {n} '|'-separated factors (e.g. {pieces[0]!r}): these are "
+                                 "factored pieces, and decoding them as plain pieces would glue the factors into "
+                                 "the words", label, lineno,
+                                 expected=f"plain pieces; give --factors {n} to decode factored pieces into factored "
+                                          "words, or --factors 1 if the '|' belong to the text")
+            if factors is not None and factors > 1 and pieces:
+                rows = parse_factored(line, factors, path=label, lineno=lineno)
+                try:
+                    words = decode_factored(model, rows)
+                except SubwordCountError as exc:
+                    raise InputError(str(exc), label, lineno,
+                                     expected="factored pieces as 'subword apply --factors N' writes them") from None
+                text, n_words = format_factored(words), len(words)
+            else:
+                tokens = model.decode(pieces)
+                text, n_words = " ".join(tokens), len(tokens)
             stats.pieces += len(pieces)
-            stats.words += len(tokens)
-            out.write(" ".join(tokens))
+            stats.words += n_words
+            out.write(text)
             out.write("\n")
     return stats

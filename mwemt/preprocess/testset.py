@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mwemt.errors import InputError
+from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import iter_lines
 from mwemt.preprocess.lemmatize import Lemmatizer, get_lemmatizer
 from mwemt.preprocess.tokenize import tokenize
@@ -231,6 +231,8 @@ def build_ted_testset(rows: Sequence[PairRow], *, ted_sources: Sequence[str] | N
     becomes an item, with no MWEs where the table has none; the table's sentences must then agree
     with those lines.
     """
+    if max_gap < 0:
+        raise MwemtError(f"max_gap must be 0 or more, not {max_gap}")
     matcher = matcher or TokenMatcher()
     report = TestsetReport(rows=len(rows))
     by_sent: dict[int, list[PairRow]] = {}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from mwemt.preprocess.align import AlignConfig, align_directional, signature, tokenize_side
 from mwemt.preprocess.aligned_testset import BuildReport, ReferenceFilters, build_aligned_testset
@@ -76,11 +76,14 @@ class BuiltTestset:
     alignment_key: str
     alignment_cached: bool
     part_rule: PartRule
+    # look-up matches the annotator's identification filters removed, by filter (e.g. "mwe-context":
+    # below the MWE-in-context threshold), and the filters used
+    identification: dict = field(default_factory=dict)
 
     def manifest_fields(self) -> dict:
         return {"alignment": self.alignment_signature, "alignment_cache_key": self.alignment_key,
                 **self.report.to_dict(), "selection": self.selection.to_dict() if self.selection else None,
-                "part_rule": asdict(self.part_rule), "stats": self.stats}
+                "part_rule": asdict(self.part_rule), "stats": self.stats, "identification": self.identification}
 
 
 def mwe_type_counts(annotator, lines: Iterable[str]) -> dict[str, int]:
@@ -96,17 +99,20 @@ def build_testset(rows: Sequence[tuple[int, str, str]], annotator, config: Tests
                   *, extra: tuple[Sequence, Sequence] | None = None, cache_dir=None,
                   compositionality: Mapping[str, float | None] | None = None,
                   training_source: Sequence[str] | None = None, training_target: Iterable[str] = (),
-                  progress: Progress = lambda _msg: None) -> BuiltTestset:
+                  progress: Progress = lambda _msg: None, table=None) -> BuiltTestset:
     """Build an MWE test set from ``rows`` = (line number, source, target) (see the module docstring).
 
     ``training_source``: the training corpus's source sentences; a selection never picks one of them
     or a near-duplicate, and the report counts each MWE type's occurrences in them.
     ``training_target``: target-side training text (e.g. the sentences back-translation adds); a test
     pair whose reference is one of them (or a near-duplicate) is not selected either.
+    ``table``: an MWE translation table (`mwemt.preprocess.mwe_table`): span candidates and each
+    MWE's alternatives (`build_aligned_testset`).
     """
     kept = [r for r in rows if r[1].strip() and r[2].strip()]
     progress(f"annotating {len(kept):,} source sentences")
     sentences = [annotator.annotate_text(s) for _, s, _ in kept]
+    identification = _identification(annotator, sentences)
     tgt = tokenize_side([t for _, _, t in kept], config.tgt_lang, config.pretokenized)
     src = [s.tokens for s in sentences]
     progress(f"aligning {len(kept):,} pairs" + (f" with {len(extra[0]):,} extra pairs" if extra else ""))
@@ -115,7 +121,8 @@ def build_testset(rows: Sequence[tuple[int, str, str]], annotator, config: Tests
     items, report = build_aligned_testset(
         sentences, tgt, links, [k for k, _, _ in kept], tgt_lang=config.tgt_lang, filters=config.filters,
         all_sentences=config.all_sentences and config.selection is None,
-        raw=None if config.pretokenized else [(s, t) for _, s, t in kept], unaligned_pairs=aligned.skipped)
+        raw=None if config.pretokenized else [(s, t) for _, s, t in kept], unaligned_pairs=aligned.skipped,
+        table=table)
     report.pairs = len(rows)
     report.empty_pairs = len(rows) - len(kept)
     selection = None
@@ -126,7 +133,7 @@ def build_testset(rows: Sequence[tuple[int, str, str]], annotator, config: Tests
         progress(selection.summary())
     if compositionality is not None:
         items = with_scores(items, compositionality)
-    rule = _part_rule(items, config)
+    rule = _part_rule(items, config, annotator)
     items = assign_parts(items, rule)
     counts = None
     if training_source is not None:
@@ -135,13 +142,28 @@ def build_testset(rows: Sequence[tuple[int, str, str]], annotator, config: Tests
     stats = describe_testset(items, counts, sample=config.sample,
                           seed=config.selection.seed if config.selection else 1)
     sig = signature(config.align, config.symmetrization, len(extra[0]) if extra else 0)
-    return BuiltTestset(items, report, selection, stats, sig, aligned.key, aligned.cached, rule)
+    return BuiltTestset(items, report, selection, stats, sig, aligned.key, aligned.cached, rule, identification)
 
 
-def _part_rule(items: Sequence[TestItem], config: TestsetBuildConfig) -> PartRule:
+def _identification(annotator, sentences) -> dict:
+    """What identification kept and removed: only matches its filters keep become test MWEs."""
+    from mwemt.preprocess.annotate import describe_filters
+
+    removed = Counter(reason for s in sentences for _, reason in s.rejected)
+    return {"filters": describe_filters(annotator.filters), "kept": sum(len(s.mwes) for s in sentences),
+            "removed": dict(sorted(removed.items()))}
+
+
+def _part_rule(items: Sequence[TestItem], config: TestsetBuildConfig, annotator=None) -> PartRule:
+    """Compositionality, and identification confidence only where the filters' confidence estimates
+    idiomaticity (the MWE-in-context model's P(MWE reading) does not: a literal-but-real MWE such as
+    *high school* gets a high one)."""
     threshold = config.idiomatic_below
     if threshold is None:
         threshold = lower_tertile(m.compositionality for it in items for m in it.mwes
                                   if m.compositionality is not None)
-    return PartRule(max_compositionality=threshold, min_confidence=config.idiomatic_confidence)
+    filters = getattr(annotator, "filters", None)
+    idiomaticity = getattr(filters, "CONFIDENCE", "idiomatic") == "idiomatic"
+    return PartRule(max_compositionality=threshold,
+                    min_confidence=config.idiomatic_confidence if idiomaticity else None)
 

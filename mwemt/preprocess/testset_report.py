@@ -73,6 +73,8 @@ def describe_testset(items: Sequence[TestItem], training_counts: Mapping[str, in
                                       **{k: tertiles.get(k, 0) for k in ("low", "middle", "high", "unknown")}},
         "parts": {k or "unknown": v for k, v in Counter(m.part for _, m in mwes).most_common()},
         "with_confidence": sum(m.confidence is not None for _, m in mwes),
+        "with_alternatives": sum(bool(m.alternatives) for _, m in mwes),
+        "alternatives": sum(len(m.alternatives) for _, m in mwes),
     }
     if training_counts is not None:
         bands = Counter()
@@ -116,6 +118,9 @@ def render_markdown(stats: dict, title: str, notes: Sequence[str] = ()) -> str:
               *(f"| {k} | {_pct(t[k], n)} |" for k in ("low", "middle", "high", "unknown")), "",
               "| part | MWEs |", "|---|---|",
               *(f"| {k} | {_pct(v, n)} |" for k, v in stats["parts"].items()), ""]
+    if stats.get("with_alternatives"):
+        lines += [f"{_pct(stats['with_alternatives'], n)} MWEs carry alternative translations "
+                  f"({stats['alternatives']:,} in all, from the MWE translation table).", ""]
     if "training_frequency" in stats:
         lines += ["| seen in training | MWEs |", "|---|---|",
                   *(f"| {k} | {_pct(v, n)} |" for k, v in stats["training_frequency"].items()), ""]

@@ -13,7 +13,6 @@ files, into a directory that appears whole or not at all).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from mwemt.evaluate.compare.analysis import CompareSettings, compare_systems, default_metrics, hit_definition
@@ -62,16 +61,9 @@ def _replace_directory(directory: Path, fill) -> dict[str, Path]:
     from mwemt.fileio import atomic_directory
 
     _check_replaceable(directory)
-    with atomic_directory(directory) as tmp:
-        os.chmod(tmp, 0o777 & ~_umask())   # mkdtemp makes 0700; a report is meant to be shared
+    with atomic_directory(directory) as tmp:   # with the usual permissions: a report is meant to be shared
         fill(tmp)
     return {name: directory / name for name in REPORT_FILES}
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _check_replaceable(directory: Path) -> None:
@@ -81,6 +73,10 @@ def _check_replaceable(directory: Path) -> None:
     if directory.exists() and not directory.is_dir():
         raise MwemtError(f"{directory}: is a file (expected a report directory)")
     if directory.is_dir():
+        from mwemt.fileio import refuse_replacing_input
+
+        for name in REPORT_FILES:   # a report file that this process read as an input (a --hyp, a reference)
+            refuse_replacing_input(directory / name)
         other = sorted(p.name for p in directory.iterdir() if p.name not in REPORT_FILES)
         if other:
             raise MwemtError(f"{directory}: the directory holds other files ({', '.join(other[:3])}); a report "

@@ -114,11 +114,11 @@ def load_compare_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike |
 def load_dictionary(path: PathLike, fmt: str = "auto", lang: str = "en", dict_side: str = "source"):
     """The source side of an augmentation dictionary, read as `mwemt augment` reads it, compiled as
     a lexicon for ``lang`` (so an entry meets a test MWE whatever the inflection of either)."""
-    from mwemt.augment.dictionary import read_dictionary_pairs
     from mwemt.preprocess.lemmatize import get_lemmatizer
     from mwemt.preprocess.lexicon import Lexicon
+    from mwemt.preprocess.mwe_table import read_dictionary
     from mwemt.records import LexiconEntry
 
-    sources = dict.fromkeys(p.source for p in read_dictionary_pairs(path, fmt, dict_side))
+    sources = dict.fromkeys(s for s, _ in read_dictionary(path, fmt, dict_side, placeholders=True))
     return Lexicon((LexiconEntry(tuple(s.split())) for s in sources), get_lemmatizer("simplemma", lang),
                    lang=lang, name=Path(str(path)).name)

@@ -2,7 +2,8 @@
 
 Registers the task ``factored_translation``, the models ``factored_transformer`` (presets
 ``factored_transformer_tiny``, ``factored_transformer_paper_small``) and ``factored_lstm``, and the
-criterion ``label_smoothed_cross_entropy_fused``.
+criteria ``label_smoothed_cross_entropy_fused`` and ``mwe_weighted_label_smoothed_cross_entropy`` (the
+MWE-weighted loss: training sentences flagged in the data directory weigh ``--mwe-loss-weight``).
 
 It also makes fairseq checkpoints loadable under torch >= 2.6, whose ``torch.load`` defaults
 to ``weights_only=True`` and refuses the ``argparse.Namespace`` and numpy scalars/arrays that

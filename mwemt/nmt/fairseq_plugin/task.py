@@ -8,6 +8,8 @@ Data directory layout (written by `mwemt prepare`)::
     SPLIT.SRC-TGT.SRC.factor1.{bin,idx} factor streams, token-aligned with the words
     SPLIT.SRC-TGT.TGT.{bin,idx}
     factors.json                        factor names (optional; for messages)
+    SPLIT.SRC-TGT.mweflags.npy          optional: one 0/1 flag per sentence, "has an (idiomatic) MWE",
+                                        read by the criterion mwe_weighted_label_smoothed_cross_entropy
 
 With one factor the task *is* the stock translation task: same datasets, same 2-D batches.
 
@@ -73,6 +75,7 @@ class FactoredTranslationTask(TranslationTask):
     def __init__(self, cfg, src_dict, tgt_dict, factor_dicts):
         super().__init__(cfg, src_dict, tgt_dict)
         self.factor_dicts = factor_dicts  # index 0 is the word dictionary
+        self.mwe_flags: dict = {}         # split -> per-sentence 0/1 tensor (`_load_mwe_flags`)
         self.factor_names = factor_names(utils.split_paths(cfg.data)[0], len(factor_dicts))
 
     @property
@@ -112,8 +115,10 @@ class FactoredTranslationTask(TranslationTask):
             load_alignments=self.cfg.load_alignments, truncate_source=self.cfg.truncate_source,
             num_buckets=self.cfg.num_batch_buckets, shuffle=(split != "test"),
             pad_to_multiple=self.cfg.required_seq_len_multiple)
+        self.mwe_flags.pop(split, None)
         if self.n_factors == 1:
             self.datasets[split] = base
+            self._load_mwe_flags(split, data_path, len(base))
             return
         if self.cfg.truncate_source or self.cfg.num_batch_buckets:
             raise MwemtError("--truncate-source and --num-batch-buckets are not supported with source factors")
@@ -132,6 +137,34 @@ class FactoredTranslationTask(TranslationTask):
             left_pad_source=self.cfg.left_pad_source, left_pad_target=self.cfg.left_pad_target,
             align_dataset=base.align_dataset, shuffle=(split != "test"),
             pad_to_multiple=self.cfg.required_seq_len_multiple)
+        self._load_mwe_flags(split, data_path, len(base))
+
+    # ------------------------------------------------------------ MWE sentence flags (weighted loss)
+    def _load_mwe_flags(self, split: str, data_path: str, n_sentences: int) -> None:
+        """The split's per-sentence MWE flags, when `mwemt prepare` wrote them (checked against its size)."""
+        import numpy as np
+
+        from mwemt.nmt.prepare import mwe_flags_file
+
+        path = os.path.join(data_path, mwe_flags_file(split, self.cfg.source_lang, self.cfg.target_lang))
+        if not os.path.exists(path):
+            return
+        flags = np.load(path)
+        if flags.ndim != 1 or len(flags) != n_sentences:
+            raise MwemtError(f"{path}: {flags.shape} MWE flags for {n_sentences} sentences of split '{split}' "
+                             "(expected one flag per sentence; re-run `mwemt prepare`)")
+        self.mwe_flags[split] = torch.from_numpy(flags.astype("uint8"))
+
+    def attach_mwe_flags(self, sample, criterion) -> None:
+        """Training batches carry their sentences' MWE flags for a criterion that weighs them."""
+        if not getattr(criterion, "needs_mwe_flags", False) or not sample or "id" not in sample:
+            return
+        flags = self.mwe_flags.get(self.cfg.train_subset)
+        if flags is None:
+            raise MwemtError(f"criterion {type(criterion).__name__} weighs MWE sentences but the data directory "
+                             f"has no {self.cfg.train_subset} MWE flags (`mwemt prepare` with MWE flags: "
+                             "train.mwe_loss_weight in the config)")
+        sample["mwe_flags"] = flags[sample["id"].cpu()].to(sample["id"].device)
 
     def build_dataset_for_inference(self, src_tokens, src_lengths, constraints=None):
         """``src_tokens``: 1-D word tensors (one factor) or ``(length, factors)`` tensors."""
@@ -166,6 +199,7 @@ class FactoredTranslationTask(TranslationTask):
         return model
 
     def train_step(self, sample, model, criterion, optimizer, update_num, ignore_grad=False):
+        self.attach_mwe_flags(sample, criterion)
         if not getattr(self.cfg, "autocast_bf16", False):
             return super().train_step(sample, model, criterion, optimizer, update_num, ignore_grad)
         model.train()

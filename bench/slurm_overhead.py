@@ -1,0 +1,107 @@
+"""Overhead of Slurm dispatch: the demo grid's wall time as Slurm jobs / with local stage workers, side by side.
+
+    python bench/slurm_overhead.py [--rounds 1] [--small] [--keep DIR]
+
+Needs a Slurm cluster on this machine (`sudo scripts/slurm-local.sh up`). Every measurement is a whole
+`mwemt demo --jobs 2 -q --no-plot` from an empty run directory, once with the local executor and once
+with `executor=slurm` (one core and 2 GB per job, no GPU: the same two stages at once on the same cores
+as the local --jobs 2). Runs are interleaved A B B A so a change of the machine's load falls on both
+sides. Prints the ratio of the summed wall times (slurm / local), the overhead per stage that ran and
+whether both executors gave identical scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def uptime() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def cpu_description() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    return next((ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("model name")), "unknown")
+
+SLURM = ["executor=slurm", "slurm.cpus=1", "slurm.mem=2G", "slurm.train.cpus=1", "slurm.train.mem=2G",
+         "slurm.train.gpus=0"]
+
+
+def demo(run_dir: Path, executor: str, small: bool) -> float:
+    args = [sys.executable, "-m", "mwemt", "demo", "--run-dir", str(run_dir), "--jobs", "2", "-q", "--no-plot"]
+    if small:
+        args.append("--small")
+    for o in SLURM if executor == "slurm" else []:
+        args += ["--set", o]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    t0 = time.monotonic()
+    out = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env)
+    wall = time.monotonic() - t0
+    if out.returncode != 0:
+        sys.exit(f"mwemt demo ({executor}) failed:\n{out.stderr[-3000:]}")
+    (run_dir / "stderr.txt").write_text(out.stderr, encoding="utf-8")
+    return wall
+
+
+def stages_ran(run_dir: Path) -> int:
+    return sum(s["status"] == "ran" for s in json.loads((run_dir / "manifest.json").read_text())["stages"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=1, help="pairs of runs, interleaved A B B A")
+    ap.add_argument("--small", action="store_true", help="`mwemt demo --small` instead of the full demo")
+    ap.add_argument("--keep", help="keep the run directories here (default: a temporary directory, removed)")
+    args = ap.parse_args()
+    if shutil.which("sbatch") is None:
+        sys.exit("no Slurm here: start a local cluster with `sudo scripts/slurm-local.sh up`")
+
+    print(f"cpu: {cpu_description()}; cores available: {len(os.sched_getaffinity(0))}")
+    print(f"before: {uptime()}")
+    base = Path(args.keep or tempfile.mkdtemp(prefix="mwemt-bench-slurm-"))
+    order: list[str] = []
+    for r in range(args.rounds):
+        order += ["local", "slurm"] if r % 2 == 0 else ["slurm", "local"]
+    times: dict[str, list[float]] = {"local": [], "slurm": []}
+    scores: dict[str, list] = {"local": [], "slurm": []}
+    ran: dict[str, int] = {}
+    for k, executor in enumerate(order):
+        run_dir = base / f"run{k}-{executor}"
+        wall = demo(run_dir, executor, args.small)
+        times[executor].append(wall)
+        scores[executor].append(json.loads((run_dir / "results.json").read_text())["scores"])
+        ran[executor] = stages_ran(run_dir)
+        print(f"  run {k + 1}/{len(order)}: {executor:<5}  {wall:7.1f} s  {ran[executor]} stages   "
+              f"({uptime().split('load average')[-1].strip()})", flush=True)
+        if executor == "slurm":
+            jobs = re.findall(r"submitted(?: again)?: job (\d+)", (run_dir / "stderr.txt").read_text())
+            print(f"           {len(jobs)} Slurm jobs")
+    print(f"after: {uptime()}")
+    identical = all(s == scores["local"][0] for s in scores["local"] + scores["slurm"])
+    t_local, t_slurm = sum(times["local"]), sum(times["slurm"])
+    n = len(times["local"])
+    print(f"demo{' --small' if args.small else ''} grid wall time, {n} run(s) each (mean): "
+          f"local {t_local / n:.1f} s, slurm {t_slurm / n:.1f} s")
+    print(f"ratio slurm / local = {t_slurm / t_local:.2f}; "
+          f"overhead per stage that ran: {(t_slurm - t_local) / n / max(1, ran['slurm']):.2f} s")
+    print(f"scores identical across all runs: {'yes' if identical else 'NO'}")
+    if not args.keep:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
