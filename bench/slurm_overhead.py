@@ -30,13 +30,6 @@ def uptime() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def cpu_description() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown"
-    return next((ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("model name")), "unknown")
-
 SLURM = ["executor=slurm", "slurm.cpus=1", "slurm.mem=2G", "slurm.train.cpus=1", "slurm.train.mem=2G",
          "slurm.train.gpus=0"]
 
@@ -70,7 +63,9 @@ def main() -> None:
     if shutil.which("sbatch") is None:
         sys.exit("no Slurm here: start a local cluster with `sudo scripts/slurm-local.sh up`")
 
-    print(f"cpu: {cpu_description()}; cores available: {len(os.sched_getaffinity(0))}")
+    from mwemt.nmt.cpu import describe
+
+    print(f"{describe()}; cores available: {len(os.sched_getaffinity(0))}")
     print(f"before: {uptime()}")
     base = Path(args.keep or tempfile.mkdtemp(prefix="mwemt-bench-slurm-"))
     order: list[str] = []
