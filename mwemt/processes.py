@@ -149,9 +149,26 @@ def _stop_exception(signum: int) -> KeyboardInterrupt:
 
 
 def raise_if_stopped() -> None:
-    """Raise the interrupt again if a stop signal arrived and its exception was swallowed."""
-    if _stop_signal is not None:
+    """Raise the interrupt again if a stop signal arrived and its exception was swallowed (not inside
+    `recording_the_stop`)."""
+    if _stop_signal is not None and not _recording_stop:
         raise _stop_exception(_stop_signal)
+
+
+_recording_stop = False  # inside `recording_the_stop`
+
+
+@contextlib.contextmanager
+def recording_the_stop() -> Iterator[None]:
+    """Let the block write the record of how the run ended (a manifest saying ``interrupted``) although
+    a stop signal has arrived: `raise_if_stopped`, which keeps outputs from being committed after one,
+    stays quiet here. A second signal still exits at once."""
+    global _recording_stop
+    old, _recording_stop = _recording_stop, True
+    try:
+        yield
+    finally:
+        _recording_stop = old
 
 
 @contextlib.contextmanager

@@ -153,3 +153,15 @@ def test_a_killed_and_resumed_jobs_2_run_ends_with_the_results_of_an_uninterrupt
     assert not list(run_dir.rglob("*.part")), log
     unfinished = [d for d in run_dir.glob("stages/*/*/*") if d.is_dir() and not (d / "DONE").exists()]
     assert not unfinished, (unfinished, log)
+
+
+def test_ctrl_c_leaves_a_manifest_that_says_interrupted(tmp_path):
+    """docs/experiments.md, "Interrupts and kills": after Ctrl-C the run's manifest says `interrupted`
+    (the guard that keeps outputs from being committed after a stop signal must not stop this record)."""
+    run_dir = tmp_path / "stopped"
+    w = Watched(run_dir)
+    wait_until(lambda: w.finished_stages() >= 2 or w.proc.poll() is not None, 600, "no stage finished")
+    assert w.proc.poll() is None, "".join(w.lines)[-3000:]
+    assert w.stop(signal.SIGINT) == 130, "".join(w.lines)[-3000:]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"

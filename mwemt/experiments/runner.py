@@ -35,7 +35,7 @@ from mwemt.experiments.cache import CacheEntry, StageCache, stage_key
 from mwemt.experiments.display import StageDisplay
 from mwemt.experiments.executors import make_executor
 from mwemt.experiments.workers import STAGE_LOG, StageCancelled, StageTask
-from mwemt.processes import usable_cores
+from mwemt.processes import recording_the_stop, usable_cores
 from mwemt.provenance import command_line, versions, write_json
 from mwemt.schema import to_plain
 
@@ -145,7 +145,8 @@ class Runner:
         if self._display is not None:
             self._display.close()
             self._display = None
-        self.write_manifest(status)
+        with recording_the_stop():   # after Ctrl-C the manifest must still say `interrupted`
+            self.write_manifest(status)
         if self._lock_fh is not None:
             fcntl.flock(self._lock_fh, fcntl.LOCK_UN)
             self._lock_fh.close()
