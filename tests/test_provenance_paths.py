@@ -29,9 +29,9 @@ def test_portable_path_is_never_absolute(tmp_path, monkeypatch):
     assert file_record(f)["path"] == "x.txt"
 
 
-def test_no_committed_result_records_an_absolute_path():
+def test_no_committed_result_or_doc_records_an_absolute_path():
     offenders = []
-    for path in sorted((REPO / "results").rglob("*")):
+    for path in sorted([*(REPO / "results").rglob("*"), *(REPO / "docs").rglob("*"), REPO / "README.md"]):
         if path.is_file() and path.suffix in {".json", ".md", ".html", ".csv", ".tsv", ".sh", ".txt"}:
             for lineno, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
                 if ABSOLUTE.search(line):
