@@ -19,12 +19,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.score_speed import cpu_description  # noqa: E402
+from mwemt.nmt.cpu import describe  # noqa: E402
 
 
 def uptime() -> str:
@@ -34,16 +35,22 @@ def uptime() -> str:
         return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def demo(run_dir: Path, jobs: int, small: bool) -> float:
+def demo(run_dir: Path, jobs: int, small: bool, overrides: Sequence[str] = (), *, keep_stderr: bool = False) -> float:
+    """Wall seconds of one `mwemt demo` into ``run_dir`` (``overrides``: `--set` values); exits on failure.
+    ``keep_stderr`` writes its progress to RUN/stderr.txt."""
     args = [sys.executable, "-m", "mwemt", "demo", "--run-dir", str(run_dir), "--jobs", str(jobs), "-q", "--no-plot"]
     if small:
         args.append("--small")
+    for o in overrides:
+        args += ["--set", o]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     t0 = time.monotonic()
     out = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env)
     wall = time.monotonic() - t0
     if out.returncode != 0:
-        sys.exit(f"mwemt demo --jobs {jobs} failed:\n{out.stderr[-3000:]}")
+        sys.exit(f"mwemt demo --jobs {jobs} {' '.join(overrides)} failed:\n{out.stderr[-3000:]}")
+    if keep_stderr:
+        (run_dir / "stderr.txt").write_text(out.stderr, encoding="utf-8")
     return wall
 
 
@@ -54,7 +61,7 @@ def main() -> None:
     ap.add_argument("--keep", help="keep the run directories here (default: a temporary directory, removed)")
     args = ap.parse_args()
 
-    print(f"cpu: {cpu_description()}; cores available: {len(os.sched_getaffinity(0))}")
+    print(f"{describe()}; cores available: {len(os.sched_getaffinity(0))}")
     print(f"before: {uptime()}")
     base = Path(args.keep or tempfile.mkdtemp(prefix="mwemt-bench-parallel-"))
     order = []

@@ -17,13 +17,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))   # bench.parallel_run
 
 
 def uptime() -> str:
@@ -35,19 +34,10 @@ SLURM = ["executor=slurm", "slurm.cpus=1", "slurm.mem=2G", "slurm.train.cpus=1",
 
 
 def demo(run_dir: Path, executor: str, small: bool) -> float:
-    args = [sys.executable, "-m", "mwemt", "demo", "--run-dir", str(run_dir), "--jobs", "2", "-q", "--no-plot"]
-    if small:
-        args.append("--small")
-    for o in SLURM if executor == "slurm" else []:
-        args += ["--set", o]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    t0 = time.monotonic()
-    out = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env)
-    wall = time.monotonic() - t0
-    if out.returncode != 0:
-        sys.exit(f"mwemt demo ({executor}) failed:\n{out.stderr[-3000:]}")
-    (run_dir / "stderr.txt").write_text(out.stderr, encoding="utf-8")
-    return wall
+    """bench/parallel_run.py's timed `mwemt demo` (2 jobs), on Slurm with the small-node settings above."""
+    from bench.parallel_run import demo as timed_demo
+
+    return timed_demo(run_dir, 2, small, SLURM if executor == "slurm" else (), keep_stderr=True)
 
 
 def stages_ran(run_dir: Path) -> int:
