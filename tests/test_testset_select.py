@@ -169,14 +169,19 @@ def test_cli_display_names_cap_disjointness_and_readme(display_files):
     items = read_testset(out)
     mwes = [m for it in items for m in it.mwes]
     names = {m.name for m in mwes}
-    assert "have got" in names and names <= {"have got", "used to"}   # lexicon forms, never "have get"
+    report = json.loads(rep.read_text())
+    # eflomal is unseeded: on 48 toy pairs it sometimes aligns every "have got" to "un" (filtered as function-only),
+    # so the display name is checked wherever the build names an MWE: kept items, the report's counts and the
+    # filtered examples
+    shown = names | set(report["top_mwes"]) | {e["name"] for ex in report["filtered_examples"].values() for e in ex}
+    assert "have got" in shown and shown <= {"have got", "used to"}   # lexicon forms, never "have get"
+    assert names <= {"have got", "used to"} and "used to" in names
     assert all(m.lemma == {"have got": "have get", "used to": "use to"}[m.name] for m in mwes)
     assert all(sum(m.name == n for m in mwes) <= 2 for n in ("have got", "used to"))
     assert all("We used to sing" not in it.source for it in items)     # in training as a near-duplicate
     text = readme.read_text()
-    assert "have got" in text and "have get" not in text.split("## ")[0]
+    assert all(n in text for n in names) and "have get" not in text.split("## ")[0]
     assert "| often (10+) |" in text
-    report = json.loads(rep.read_text())
     assert report["selection"]["excluded_training_duplicates"] <= 8
     assert report["stats"]["training_frequency"]["rarely (1-9)"] == sum(m.name == "used to" for m in mwes)
 

@@ -457,7 +457,7 @@ def _sentence_mwes(sent: AnnotatedSentence, tgt: Sequence[str], links: Alignment
         if reason is not None:
             filtered.append({"indices": list(m.indices), "name": m.lemma, "reason": reason,
                              **({"reference": ref.text} if ref is not None else {})})
-            report.note_filtered(reason, {"line": lineno, "mwe": surface,
+            report.note_filtered(reason, {"line": lineno, "mwe": surface, "name": m.lemma,
                                           "reference": ref.text if ref is not None else "",
                                           "source": " ".join(sent.tokens), "target": " ".join(tgt)})
             continue
