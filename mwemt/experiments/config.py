@@ -21,6 +21,7 @@ The reference of every key, docs/config.md, is generated from these definitions:
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -53,6 +54,7 @@ from mwemt.schema import (
     located,
     read_yaml,
     setting,
+    to_plain,
 )
 
 PACKAGE_PREFIX = "package:"
@@ -705,9 +707,33 @@ class ExperimentConfig:
         """The system whose trained model ``system`` translates with (itself, unless a `model_of` variant)."""
         return self.systems[system].model_of or system
 
+    def seed_groups(self, systems: Iterable[str]) -> dict[str, list[str]]:
+        """Systems that differ only in ``train.seed`` (and variants of such models with the same decoding
+        settings), in the order given: the first member names the group. Groups of one are left out. The
+        results report each group's seed spread."""
+        keys: dict[str, Any] = {}
+
+        def key(name: str) -> Any:
+            if name not in keys:
+                s = self.systems[name]
+                if s.model_of is not None:
+                    keys[name] = ("variant", key(s.model_of), _canonical(to_plain(s.translate)))
+                else:
+                    keys[name] = ("trained", _canonical(to_plain(replace(s, train=replace(s.train, seed=None)))))
+            return keys[name]
+
+        groups: dict[Any, list[str]] = {}
+        for name in systems:
+            groups.setdefault(key(name), []).append(name)
+        return {members[0]: members for members in groups.values() if len(members) > 1}
+
     def model_sections(self, system: str) -> SystemConfig | ReverseConfig:
         """The sections a system's model trains with (``reverse``: the back-translation model's)."""
         return self.reverse if system == REVERSE else self.systems[system]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 # ---------------------------------------------------------------- loading

@@ -440,7 +440,8 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
         scores, reports = runner.parallel([lambda: pipe.scores(names, tests, hyps),
                                            lambda: pipe.reports(names, tests, hyps)])
         results = build_results(scores, name=cfg.name, baseline=names[0], meta=_run_meta(cfg, run_dir, runner, t0),
-                                reports={t: str(p.relative_to(runner.run_dir)) for t, p in reports.items()})
+                                reports={t: str(p.relative_to(runner.run_dir)) for t, p in reports.items()},
+                                seed_groups=cfg.seed_groups(names))
         runner.extra["results"] = {k: str(v) for k, v in write_results(run_dir, results, plot=plot).items()}
         if publish is not None:
             publish_run(runner.run_dir, publish, {t: pipe.scored[t] for t in cfg.tests})   # config order

@@ -43,9 +43,10 @@ def recorded_path(path: str | Path, start: str | Path | None = None) -> str:
 
 
 def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta: dict | None = None,
-                  reports: dict[str, str] | None = None) -> dict:
+                  reports: dict[str, str] | None = None, seed_groups: dict[str, list[str]] | None = None) -> dict:
     """One JSON-able dictionary with every score, signature and p-value, and the column order;
-    ``reports``: test name -> its comparison report's page, relative to the run directory."""
+    ``reports``: test name -> its comparison report's page, relative to the run directory; ``seed_groups``:
+    group name -> the systems that differ only in their training seed (`ExperimentConfig.seed_groups`)."""
     systems = tests[0].run["systems"] if tests else []
     for t in tests:
         if t.run["systems"] != systems:
@@ -67,6 +68,7 @@ def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta:
                   if t.run.get("compositionality_breakdown")}
     return {"name": name, "baseline": baseline, "systems": systems, "columns": columns, "scores": scores,
             "paired_bootstrap": bootstrap, "compositionality_breakdown": breakdowns, "reports": dict(reports or {}),
+            "seed_groups": {g: list(m) for g, m in (seed_groups or {}).items() if all(x in scores for x in m)},
             "meta": meta or {}}
 
 
@@ -102,6 +104,79 @@ def findings(results: dict) -> list[str]:
     return out
 
 
+def _seed_columns(results: dict) -> list[dict]:
+    """The columns the seed section reads: the findings' MWE scores and BLEU (every test: an MWE method must not
+    cost general quality)."""
+    return [c for c in results["columns"] if c["metric"] in FINDING_METRICS or c["metric"] == "bleu"]
+
+
+def seed_summary(results: dict) -> dict:
+    """Each seed group's mean and spread (max - min over its seeds) per column, the largest spread of any group
+    (the seed spread), and each group's verdict against the baseline's group: a difference of the means is
+    called real only when it is larger than the seed spread AND every seed of the group differs from the
+    baseline at p < ALPHA in that direction (the paired bootstrap of the table, against the baseline system).
+    Empty when the grid has no baseline group."""
+    groups = results.get("seed_groups") or {}
+    base = next((g for g, m in groups.items() if results["baseline"] in m), None)
+    if base is None:
+        return {}
+    cols = _seed_columns(results)
+    stats = {}
+    for g, members in groups.items():
+        stats[g] = {}
+        for c in cols:
+            vals = [results["scores"][m][c["id"]]["score"] for m in members]
+            stats[g][c["id"]] = {"mean": sum(vals) / len(vals), "spread": max(vals) - min(vals), "seeds": vals}
+    spread = {c["id"]: max(stats[g][c["id"]]["spread"] for g in groups) for c in cols}
+    verdicts = {}
+    for g, members in groups.items():
+        if g == base:
+            continue
+        verdicts[g] = {}
+        for c in cols:
+            diff = stats[g][c["id"]]["mean"] - stats[base][c["id"]]["mean"]
+            ps = [results["scores"][m][c["id"]].get("p_value") for m in members]
+            signs = [results["scores"][m][c["id"]]["score"] - results["scores"][results["baseline"]][c["id"]]["score"]
+                     for m in members]
+            significant = all(p is not None and p < ALPHA for p in ps) and all(x * diff > 0 for x in signs)
+            real = significant and abs(diff) > spread[c["id"]]
+            verdicts[g][c["id"]] = {"diff": diff, "p_values": ps, "significant_every_seed": significant,
+                                    "beyond_spread": abs(diff) > spread[c["id"]], "real": real}
+    return {"baseline_group": base, "columns": [c["id"] for c in cols], "groups": stats, "spread": spread,
+            "verdicts": verdicts}
+
+
+def format_seed_section(results: dict, width: int = 1) -> list[str]:
+    summary = seed_summary(results)
+    if not summary:
+        return []
+    labels = {c["id"]: c["label"] for c in results["columns"]}
+    cols = summary["columns"]
+    lines = ["## Seeds: spread and the differences that are real", "",
+             "Each cell: the mean over the group's seeds (max - min over them). The seed spread of a column is the "
+             "largest max - min of any group. A difference to the baseline's group is called **real** only when it "
+             f"is larger than the seed spread and every seed of the group differs from the baseline at p < {ALPHA} "
+             "(paired bootstrap, in the same direction).", "",
+             "| group | seeds | " + " | ".join(labels[c] for c in cols) + " |",
+             "|---|---|" + "---:|" * len(cols)]
+    for g, members in results["seed_groups"].items():
+        cells = [f"{summary['groups'][g][c]['mean']:.{width}f} ({summary['groups'][g][c]['spread']:.{width}f})"
+                 for c in cols]
+        lines.append(f"| {g} | {', '.join(members)} | " + " | ".join(cells) + " |")
+    lines.append("| **seed spread** | | " + " | ".join(f"{summary['spread'][c]:.{width}f}" for c in cols) + " |")
+    lines.append("")
+    for g, v in summary["verdicts"].items():
+        real = [f"{labels[c]} {v[c]['diff']:+.{width}f}" for c in cols if v[c]["real"]]
+        lines.append(f"- **{g}** vs {summary['baseline_group']}: " +
+                     ("real differences: " + ", ".join(real) if real else "no real difference") +
+                     "; " + ", ".join(f"{labels[c]} {v[c]['diff']:+.{width}f}"
+                                      + ("" if v[c]["real"] else (" (within the spread)" if not v[c]["beyond_spread"]
+                                                                  else " (not significant on every seed)"))
+                                      for c in cols if not v[c]["real"]))
+    lines.append("")
+    return lines
+
+
 def format_markdown(results: dict, width: int = 1) -> str:
     cols = results["columns"]
     header = ["system", *[c["label"] for c in cols]]
@@ -122,6 +197,7 @@ def format_markdown(results: dict, width: int = 1) -> str:
     f = findings(results)
     if f:
         lines += ["## MWE-aware systems against the baseline (MWE score, BLEU on MWE test sets)", "", *f, ""]
+    lines += format_seed_section(results, width)
     breakdowns = results.get("compositionality_breakdown") or {}
     if breakdowns:
         lines += ["## MWE score by predicted compositionality (tertiles)", ""]
