@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from mwemt.errors import InputError
 from tests.conftest import requires_nmt
 
 pytestmark = [requires_nmt, pytest.mark.nmt]
@@ -63,8 +64,22 @@ def test_published_files_rescore_to_the_results(tmp_path, monkeypatch):
                     assert row.get(key) == pytest.approx(want.get(key), abs=1e-9), (test, metric, system, key)
             assert entry["signature"] == next(c["signature"] for c in results["columns"]
                                               if c["id"] == f"{test}/{metric}")
-    # a second publish replaces the first one's files
+    # a second publish replaces the first one's files: what an earlier publish recorded (publish.json) and this one
+    # no longer writes is removed (here: the hypotheses of a system since dropped from the config), and files no
+    # publish wrote (a hand check beside the references, the rescored scores) are left alone
     os.chdir(tmp_path)
-    (out / "hyps" / "stale.txt").write_text("x")
+    (out / "refs" / "mwe.handcheck.tsv").write_text("id\tgenuine\n")
+    (out / "hyps" / "dropped.mwe.txt").write_text("x\n")
+    record = json.loads((out / "publish.json").read_text())
+    record["files"]["hyps/dropped.mwe.txt"] = "0" * 64
+    (out / "publish.json").write_text(json.dumps(record))
     run_experiment(_config(tmp_path), tmp_path / "run", progress=False, plot=False, publish=out)
-    assert not (out / "hyps" / "stale.txt").exists()
+    assert sorted(p.name for p in (out / "hyps").iterdir()) == names
+    assert (out / "refs" / "mwe.handcheck.tsv").read_text() == "id\tgenuine\n"
+    assert (out / "rescored" / "mwe.json").is_file()
+    assert set(json.loads((out / "publish.json").read_text())["files"]) == \
+        {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()} - {
+            "refs/mwe.handcheck.tsv", "rescored/mwe.json", "rescored/general.json", "publish.json", "rescore.sh"}
+    (out / "publish.json").write_text("{not json")
+    with pytest.raises(InputError, match="publish.json: not a publish record"):
+        run_experiment(_config(tmp_path), tmp_path / "run", progress=False, plot=False, publish=out)

@@ -41,7 +41,7 @@ from mwemt.experiments.config import (
     ExperimentConfig,
     require_tests,
 )
-from mwemt.experiments.publish import PublishedTest, publish_run
+from mwemt.experiments.publish import PublishedTest, publish_run, published_files
 from mwemt.experiments.results import SetScores, build_results, recorded_path, write_results
 from mwemt.experiments.runner import Runner
 from mwemt.nmt.train import FairseqJob
@@ -422,6 +422,8 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
     (independent systems and test sets); the results do not depend on it.
     """
     require_tests(cfg)
+    if publish is not None:
+        published_files(Path(publish))   # a damaged publish record is refused before any work
     names = ordered_systems(cfg, systems)
     if cfg.executor == "local":   # elsewhere the devices are the compute nodes' (`train.device: auto`)
         check_devices(cfg, names)

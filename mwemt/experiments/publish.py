@@ -21,12 +21,14 @@ from the published files alone (tests/test_experiments_publish.py checks that it
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from mwemt.errors import InputError
 from mwemt.experiments.results import recorded_path
 from mwemt.fileio import sha256_file, write_text
 from mwemt.provenance import write_json
@@ -81,9 +83,7 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
     """Copy the results and every test's hypotheses and references of a finished run into ``out_dir``;
     returns the publish manifest (also written as DIR/publish.json)."""
     run_dir, out = Path(run_dir), Path(out_dir)
-    for sub in ("hyps", "refs", REPORT_DIR):
-        if (out / sub).is_dir():   # a republished run replaces what an earlier one left
-            shutil.rmtree(out / sub)
+    earlier = published_files(out)   # what an earlier publish wrote here; anything else in DIR is left alone
     files: dict[str, str] = {}
 
     def copy(src: Path, rel: str) -> None:
@@ -125,4 +125,31 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
     write_text(out / "rescore.sh", "\n".join(script) + "\n")
     manifest = {"run_directory": recorded_path(run_dir), "rescore": commands, "files": files}
     write_json(out / "publish.json", manifest)
+    for rel in sorted(earlier - set(files)):   # a republished run replaces what an earlier one left
+        (out / rel).unlink(missing_ok=True)
+        _remove_empty_parents(out / rel, out)
     return manifest
+
+
+def published_files(out: Path) -> set[str]:
+    """The files (relative to ``out``) an earlier publish recorded in DIR/publish.json; only paths inside DIR."""
+    record = out / "publish.json"
+    if not record.is_file():
+        return set()
+    try:
+        names = json.loads(record.read_text(encoding="utf-8")).get("files", {})
+    except (OSError, ValueError, AttributeError) as exc:
+        raise InputError(f"{record}: not a publish record ({exc}); move it away to publish here") from None
+    inside = set()
+    for rel in names:
+        p = Path(rel)
+        if not p.is_absolute() and ".." not in p.parts:
+            inside.add(p.as_posix())
+    return inside
+
+
+def _remove_empty_parents(path: Path, top: Path) -> None:
+    parent = path.parent
+    while parent != top and parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
