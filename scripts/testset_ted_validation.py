@@ -43,6 +43,7 @@ import re
 import sys
 import time
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -269,8 +270,13 @@ def main() -> int:
     setups = {"before": (SpanRules.none(), ReferenceFilters(function_only=False), None),
               "spans": (SpanRules(candidates=False), filters, None),
               "spans+dictionary": (SpanRules(), filters, dict_table)}
+    # the first round of issue 29's span rules, without the second round's switches (docs/testset.md)
+    first_round = SpanRules(candidates=False, contractions=False, clusters=False, cognates=False, tense=False,
+                            gaps=False, edges=False)
+    setups["spans, first round"] = (first_round, filters, None)
     if args.table:
         setups["spans+table"] = (SpanRules(), filters, MweTranslationTable.read(args.table))
+        setups["spans+table, first round"] = (replace(first_round, candidates=True), filters, setups["spans+table"][2])
         inputs["table"] = args.table
     config = AlignConfig(samplers=args.samplers)
     print(f"{counts['evaluated']} MWEs to compare ({counts}); {len(src)} TED pairs + {len(extra_src)} extra",

@@ -19,6 +19,7 @@ from mwemt.experiments.config import BacktranslationOptions, DictionaryOptions, 
 from mwemt.fileio import iter_parallel, read_lines, write_lines
 from mwemt.nmt.config import PrepareConfig
 from mwemt.nmt.train import FairseqJob
+from mwemt.preprocess.aligned_testset import SpanRules
 from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig, PreprocessConfig
 from mwemt.preprocess.hints import HintConfig, is_hint_encoding
 from mwemt.preprocess.subword import SubwordConfig
@@ -109,6 +110,7 @@ class TestBuildSection:
     idiomatic_confidence: float | None = 0.5
     alignment_extra: int = 50000
     samplers: int = 3
+    span_rules: str = SpanRules().signature()   # the builder's reference span rules: a rule change rebuilds the test
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,15 @@ target words aligned to its tokens, in target order:
   references ("ha ... vinto").
 
 The span is then made complete and minimal (`SpanRules`, issue 29): a negation before the MWE and
-its auxiliary join ("non era sorpreso" for *was n't surprised*), so does a reflexive clitic ("si
-alza"); a leading article goes unless the source MWE has a determiner, a trailing definite article
-always ("perso di vista", not "perso di vista i"); and a known translation of the MWE (an
-`mwemt.preprocess.mwe_table` table: dictionary or training alignment) found where the alignment
-points completes a partial alignment ("restiamo in contatto", not "in").
+its auxiliary join ("non era sorpreso" for *was n't surprised*; not a modal's), so does a reflexive
+clitic ("si alza") or a preverbal clitic cluster ("non se ne andrà", "Mi sono sdraiato"); a leading
+article goes unless the source MWE has a determiner, a trailing definite article always ("perso di
+vista", not "perso di vista i"); a known translation of the MWE (an `mwemt.preprocess.mwe_table`
+table: dictionary or training alignment) found where the alignment points completes a partial
+alignment ("restiamo in contatto", not "in"); a neighbouring cognate ("programma televisivo"), a
+fused future ("avrà luogo") and a linking preposition in a one-word gap ("fermata dell' autobus")
+join; an edge word that also translates a determiner or copula outside the MWE goes ("stia bene"
+-> "bene").
 
 Alignments are noisy, so four filters drop MWEs whose translation cannot be trusted, each counted
 in the report: ``unaligned`` (no target word is linked to the MWE), ``span_too_long`` (first to last
@@ -92,6 +96,9 @@ NEGATIONS = {"en": frozenset({"not", "n't", "never", "cannot"}),  # not "no": a 
              "it": frozenset({"non", "mai", "né"})}
 SOURCE_AUXILIARIES = {"en": frozenset("am is are was were be been being do does did have has had will would shall "
                                       "should can could may might must 's 're 've 'd 'll 'm".split())}
+# the auxiliary left of a split "'t" / "n't" ("won 't", "ca n't", "hasn 't"): `SpanRules.contractions`
+SOURCE_CONTRACTED = {"en": frozenset("wo ca sha won don doesn didn isn aren wasn weren haven hasn hadn couldn "
+                                     "wouldn shouldn mustn needn mightn ain".split())}
 SOURCE_ARTICLES = {"en": frozenset({"a", "an", "the"})}
 SOURCE_PRONOUNS = {"en": frozenset("i me myself you yourself yourselves he him himself she her herself it itself we us "
                                    "ourselves they them themselves one oneself".split())}
@@ -100,12 +107,43 @@ SOURCE_PARTICLES = {"en": frozenset("about across after along around at away bac
 ARTICLES = {"it": frozenset("il lo la i gli le l' un uno una un'".split())}
 DEFINITE = {"it": frozenset("il lo la i gli le l'".split())}
 SOURCE_DETERMINERS = {"en": frozenset("a an the one this that these those some any".split())}
+# Modals (a negation they carry is theirs) and the auxiliaries of tenses that Italian writes in one word
+SOURCE_MODALS = {"en": frozenset("can could may might must should ought cannot ca couldn shouldn mustn needn mightn "
+                                 "oughtn".split())}
+SOURCE_TENSE = {"en": frozenset("will would shall 'll 'd wo won wouldn sha".split())}
+SOURCE_SUBJECTS = {"en": frozenset("i you he she it we they one".split())}
+# object pronouns ("her" is left out: as often a possessive, "made up her mind")
+SOURCE_OBJECTS = {"en": frozenset("me you him it us them".split())}
+SOURCE_COPULA = {"en": frozenset("am is are was were be been being 's 're 'm isn aren wasn weren".split())}
+SOURCE_QUANTIFIERS = {"en": frozenset("another other others both either neither such no".split())}
 REFLEXIVES = {"en": frozenset("myself yourself yourselves himself herself itself ourselves themselves oneself".split())}
 ARTICULATED = {"it": frozenset(f"{p}{a}" for p in ("de", "ne", "a", "da", "su")
                                for a in ("l", "llo", "lla", "ll'", "i", "gli", "lle"))
                | frozenset({"col", "coi", "pel"})}
 CLITICS = {"it": frozenset("mi ti si ci vi m' t' s' c' v' me te se ce ve".split())}
 IMPERSONAL = {"it": frozenset({"si", "s'"})}
+# Preverbal clitic clusters (issue 29): a word of CLITIC_CLUSTER directly before a verb is a clitic; the
+# words that are also articles (lo, la, li, le, gli, l') count only inside a cluster that a clitic opens
+# ("se la cava", "me lo dice"), never alone ("la casa").
+CLITIC_CLUSTER = {"it": frozenset("mi ti si ci vi ne m' t' s' c' v' n' me te se ce ve glie".split())}
+CLITIC_OBJECTS = {"it": frozenset("lo la li le gli l' ne n'".split())}
+# Forms of the Italian auxiliaries (essere, avere; stare of the progressive) between a clitic and its
+# participle or gerund: "mi sono sdraiato", "si sta attenuando"
+AUXILIARIES = {"it": frozenset("sto stai sta stiamo state stanno stavo stavi stava stavamo stavate stavano "
+                               "sono sei è siamo siete ero eri era eravamo eravate erano sarò sarai sarà saremo "
+                               "sarete saranno sarei sarebbe saremmo sareste sarebbero sia siano fossi fosse fossimo "
+                               "foste fossero ho hai ha abbiamo avete hanno avevo avevi aveva avevamo avevate avevano "
+                               "avrò avrai avrà avremo avrete avranno avrei avresti avrebbe avremmo avreste avrebbero "
+                               "abbia abbiano avessi avesse avessimo aveste avessero".split())}
+# Function words that may link the two parts of a gapped translation ("fermata dell' autobus")
+LINKING = {"it": frozenset("di d' a ad da in con su per del dello della dei degli delle dell' al allo alla ai agli "
+                           "alle all' dal dallo dalla dai dagli dalle dall' nel nello nella nei negli nelle nell' "
+                           "sul sullo sulla sui sugli sulle sull'".split())}
+
+
+# The version of the span rules' code: raise it when a rule's behaviour changes, so that test sets built inside
+# `mwemt run` are built again (2: clitic clusters, contractions, cognates, tense, linking gaps, edges)
+SPAN_RULES_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -131,6 +169,36 @@ class SpanRules:
       (``stem`` letters or more, all but the last 3 letters of the shorter word, to forgive
       inflection: *restare* / *restiamo*).
 
+    - ``clusters``: a preverbal clitic cluster right before the span, or before the auxiliary
+      (essere, avere, stare) right before it, joins it when its words are unlinked or linked only
+      to the MWE, auxiliaries, reflexives or a subject pronoun before the MWE: "Ti fai" (*do
+      drugs*), "non se ne andrà" (*won't go away*), "Mi sono sdraiato" (*lay down*), "si sta
+      attenuando" (*letting up*); not a clitic linked to an object outside the MWE ("ne parlano"
+      for *talk about it*: "ne" is *it*) or while an object pronoun just after the MWE is
+      translated by nothing ("mi gridò" for *cried out to me*), not for an MWE that starts with a determiner or particle,
+      not before an article or preposition; "la", "se" and the like count only inside a cluster
+      ("se la cava", "se ne");
+    - ``cognates``: a word next to the span that shares a stem with an MWE word of 5 letters or
+      more ("programma televisivo" for *television program*, where the aligner gave "programma" to
+      *favorite*) joins it, unless it is the cognate of the word it is linked to;
+    - ``tense``: when an MWE word is linked to nothing and the word before the span is linked only
+      to a tense auxiliary (*will*, *would*, *'ll*...) just before the MWE, that word is the Italian
+      verb form that fused them and joins the span ("avrà luogo" for *will take place*);
+    - ``gaps``: a one-word gap that is a preposition (plain or articulated) linked only to source
+      articles, determiners or particles is closed ("fermata dell' autobus", not "fermata ...
+      autobus");
+    - ``edges``: an aligned word at either end that also translates a determiner outside the MWE
+      goes ("altra telefonata" -> "telefonata" for *another phone call*), and so does one that also
+      translates a copula when its links into the MWE are function words ("stia bene" -> "bene" for
+      *'s all right*; but "costa la metà" for *'s half the cost* stays); a cognate of an MWE word
+      stays; an unlinked word left at an end once the article beyond it went goes too ("scoperto
+      che le" -> "scoperto"); and a candidate as long as the MWE, once found, is the span, extended
+      only by aligned words right next to it ("inquinamento da anidride carbonica" -> "anidride
+      carbonica");
+    - ``contractions``: the negation rule reads "'t" ("won 't", "hasn 't", as some corpora split
+      them) as well as "n't", and leaves out a negation that a modal carries (*should n't have
+      logged off*: "disconnettermi", not "Non avrei dovuto disconnettermi").
+
     Rules apply to the languages the word lists above cover (source ``en``, target ``it``); for
     others only the language-independent parts (candidates) do.
     """
@@ -140,6 +208,12 @@ class SpanRules:
     clitics: bool = True
     articles: bool = True
     candidates: bool = True
+    contractions: bool = True
+    clusters: bool = True
+    cognates: bool = True
+    tense: bool = True
+    gaps: bool = True
+    edges: bool = True
     stem: int = 4
     src_lang: str = "en"
     tgt_lang: str = "it"
@@ -147,11 +221,18 @@ class SpanRules:
     @classmethod
     def none(cls) -> SpanRules:
         """The rule before issue 29: aligned words and the unlinked ones between them, nothing else."""
-        return cls(negation=False, clitics=False, articles=False, candidates=False)
+        return cls(negation=False, clitics=False, articles=False, candidates=False, contractions=False,
+                   clusters=False, cognates=False, tense=False, gaps=False, edges=False)
 
     def describe(self) -> str:
-        on = [n for n in ("negation", "clitics", "articles", "candidates") if getattr(self, n)]
+        on = [n for n in ("negation", "clitics", "articles", "candidates", "contractions", "clusters", "cognates",
+                          "tense", "gaps", "edges") if getattr(self, n)]
         return "+".join(on) or "none"
+
+    def signature(self) -> str:
+        """The rules switched on and the version of their code: a cached test build is redone when either
+        changes (`mwemt run`'s testdata stage keys on it)."""
+        return f"spans{SPAN_RULES_VERSION}:{self.describe()}"
 
 
 def _words(table: dict, lang: str) -> frozenset:
@@ -161,12 +242,18 @@ def _words(table: dict, lang: str) -> frozenset:
 def _negation_members(mwe_indices: Sequence[int], src_tokens: Sequence[str], rules: SpanRules) -> set[int]:
     """Source negations inside the MWE's span or shortly before it, and the auxiliaries between."""
     negs, aux = _words(NEGATIONS, rules.src_lang), _words(SOURCE_AUXILIARIES, rules.src_lang)
+    modals = frozenset()
+    if rules.contractions:  # "'t" as some corpora split "won't"; a modal keeps its negation
+        negs, aux = negs | {"'t"}, aux | _words(SOURCE_CONTRACTED, rules.src_lang)
+        modals = _words(SOURCE_MODALS, rules.src_lang)
     first, last = min(mwe_indices), max(mwe_indices)
     extra = {i for i in range(first, last + 1) if src_tokens[i].lower() in negs}
     between: list[int] = []
     for i in range(first - 1, max(-1, first - 1 - rules.negation_window), -1):
         word = src_tokens[i].lower()
         if word in negs:
+            if word in modals or (i > 0 and src_tokens[i - 1].lower() in modals):
+                break  # a modal's negation ("ca n't sign in", "should n't have logged off") is not the MWE's
             extra.add(i)
             extra.update(between)
             # the auxiliary that carries the negation ("was n't", "did not")
@@ -247,7 +334,8 @@ def aligned_reference(mwe_indices: Sequence[int], links: Alignment, tgt_tokens: 
     ``rules`` (default `SpanRules()`) make the span complete and minimal; ``candidates``: known
     translations of the MWE (token tuples, ``...`` for a gap), see `SpanRules.candidates`."""
     rules = rules if rules is not None else SpanRules()
-    members = set(mwe_indices)
+    mwe = set(mwe_indices)
+    members = set(mwe)
     if rules.negation and src_tokens is not None:
         members |= _negation_members(mwe_indices, src_tokens, rules)
     linked_src: dict[int, set[int]] = {}
@@ -259,12 +347,27 @@ def aligned_reference(mwe_indices: Sequence[int], links: Alignment, tgt_tokens: 
         found = find_candidate(candidates, tgt_tokens, core, rules.stem)
         if found is not None:
             forced = set(range(found[0], found[1] + 1))
-            core = sorted(set(core) | {j for j in forced if _is_word(tgt_tokens[j])})
+            if rules.edges and sum(t != GAP for t in tgt_tokens[found[0]:found[1] + 1]) >= len(mwe):
+                # a candidate as long as the MWE is the span: aligned words join it only right next to
+                # it (or when they carry the negation), not across a word ("inquinamento da anidride
+                # carbonica" -> "anidride carbonica"); a shorter one ("mazza" for *baseball bat*) may be partial
+                lo, hi = found
+                aligned = set(core)
+                while lo - 1 in aligned:
+                    lo -= 1
+                while hi + 1 in aligned:
+                    hi += 1
+                negated = {j for j in aligned if linked_src[j] & (members - mwe)}
+                core = sorted({j for j in range(lo, hi + 1) if _is_word(tgt_tokens[j])} | negated)
+            else:
+                core = sorted(set(core) | {j for j in forced if _is_word(tgt_tokens[j])})
     if not core:
         return None
     first, last = core[0], core[-1]
     lower = [t.lower() for t in tgt_tokens]
     pronouns = _words(SOURCE_PRONOUNS, rules.src_lang)
+    reflexives = _words(REFLEXIVES, rules.src_lang)
+    src_aux = _words(SOURCE_AUXILIARIES, rules.src_lang) | _words(SOURCE_CONTRACTED, rules.src_lang)
 
     def reflexive(j: int) -> bool:  # "si", or a clitic linked to the MWE or a source reflexive
         srcs = linked_src.get(j, set())
@@ -274,52 +377,196 @@ def aligned_reference(mwe_indices: Sequence[int], links: Alignment, tgt_tokens: 
         return bool(srcs) and src_tokens is not None and all(
             i in members or src_tokens[i].lower() in reflexives for i in srcs)
 
+    subjects = _words(SOURCE_SUBJECTS, rules.src_lang)
+
+    def verb_word(j: int) -> bool:
+        """Linked to nothing, the MWE, an auxiliary or reflexive, or a subject pronoun before the MWE
+        that a reflexive clitic repeats ("Ti fai" for *you do*); not to an object outside it ("mi
+        disturbava" for *disturbed me*, "ne parlano" for *talk about it*: the clitic translates it)."""
+        return src_tokens is not None and all(
+            i in members or src_tokens[i].lower() in reflexives | src_aux
+            or (src_tokens[i].lower() in subjects and i < min(mwe_indices)) for i in linked_src.get(j, ()))
+
+    # clitics and fused tenses belong to verbs: not to an MWE that starts with a determiner ("some good news")
+    verbal = src_tokens is not None and src_tokens[min(mwe_indices)].lower() not in (
+        _words(SOURCE_DETERMINERS, rules.src_lang) | _words(SOURCE_QUANTIFIERS, rules.src_lang)
+        | _words(SOURCE_PARTICLES, rules.src_lang))
+
+    if rules.cognates and src_tokens is not None:
+        # a word next to the span that is a cognate of an MWE word ("programma" for *program*) is
+        # part of the translation, whatever the aligner linked it to
+        def cognate(j: int) -> bool:
+            if not tgt_tokens[j].isalpha() or len(tgt_tokens[j]) < 5 or j in core:
+                return False
+            if any(_same_word(tgt_tokens[j], src_tokens[i], rules.stem) for i in linked_src.get(j, ()) if i not in mwe):
+                return False  # the cognate of the word it is linked to
+            return any(len(src_tokens[i]) >= 5 and _same_word(tgt_tokens[j], src_tokens[i], rules.stem)
+                       for i in mwe_indices)
+
+        while first > 0 and cognate(first - 1):
+            first -= 1
+            forced.add(first)
+        while last + 1 < len(tgt_tokens) and cognate(last + 1):
+            last += 1
+            forced.add(last)
+    if rules.tense and verbal and first > 0 and any(
+            not any(i in srcs for srcs in linked_src.values()) for i in mwe_indices):
+        # an MWE word the aligner left out, and before the span the Italian verb form that the
+        # aligner gave to the English auxiliary just before the MWE: "avrà luogo" (*will take place*)
+        start = min(mwe_indices)
+        tense = _words(SOURCE_TENSE, rules.src_lang)
+        window = set(range(max(0, start - rules.negation_window), start))
+        srcs = linked_src.get(first - 1, set())
+        closed = (_words(CLITIC_CLUSTER, rules.tgt_lang) | _words(CLITIC_OBJECTS, rules.tgt_lang)
+                  | _words(ARTICLES, rules.tgt_lang) | _words(LINKING, rules.tgt_lang))
+        if srcs and srcs <= window and lower[first - 1] not in closed and all(src_tokens[i].lower() in tense for i in srcs) and all(
+                src_tokens[i].lower() in src_aux | _words(NEGATIONS, rules.src_lang) for i in range(min(srcs), start)):
+            first -= 1
+            forced.add(first)
     if rules.clitics:
         clitics = _words(CLITICS, rules.tgt_lang)
-        reflexives = _words(REFLEXIVES, rules.src_lang)
         while first > 0 and lower[first - 1] in clitics and reflexive(first - 1):
             first -= 1
+    if rules.clusters and verbal and lower[first] not in _words(LINKING, rules.tgt_lang) | _words(
+            ARTICLES, rules.tgt_lang):
+        # a preverbal clitic cluster ("Ti fai", "se ne andrà"), also across an auxiliary ("Mi sono sdraiato");
+        # not before an article or preposition, where the auxiliary is a main verb ("si hanno delle allergie")
+        at = first
+        if at > 1 and lower[at - 1] in _words(AUXILIARIES, rules.tgt_lang) and verb_word(at - 1):
+            at -= 1
+        size = _clitic_cluster(lower, at, rules.tgt_lang)
+        cluster = set(range(at - size, at))
+        # an object pronoun just after the MWE that nothing else translates is what the clitic
+        # translates ("mi gridò" for *cried out to me*, "lo votino" for *go for him*)
+        end = max(mwe_indices)
+        objects = [i for i in range(end + 1, min(len(src_tokens), end + 4))
+                   if src_tokens[i].lower() in _words(SOURCE_OBJECTS, rules.src_lang)
+                   and all(j in cluster for j, srcs in linked_src.items() if i in srcs)]
+        if size and not objects and all(verb_word(j) for j in cluster):
+            first = at - size
     if rules.negation and src_tokens is not None and members != set(mwe_indices):
         negs = _words(NEGATIONS, rules.tgt_lang)
         if first > 0 and lower[first - 1] in negs:
             first -= 1
-    kept: list[int] = []
-    runs: list[list[str]] = [[]]
-    for j in range(first, last + 1):
+    src_function = (SOURCE_FUNCTION_WORDS.get(rules.src_lang, frozenset()) | _words(SOURCE_DETERMINERS, rules.src_lang)
+                    | _words(SOURCE_QUANTIFIERS, rules.src_lang))
+
+    def inside(j: int) -> bool:
         srcs = linked_src.get(j, set())
-        if j in forced or srcs & members or not srcs or j < core[0]:  # linked to the MWE, unlinked inside, or added
-            kept.append(j)
-            runs[-1].append(tgt_tokens[j])
-        elif runs[-1]:
-            runs.append([])  # the first token linked elsewhere opens a gap
+        return j in forced or bool(srcs & members) or not srcs or j < core[0]  # linked to the MWE, unlinked, or added
+
+    kept = [j for j in range(first, last + 1) if inside(j)]
+    if rules.gaps and src_tokens is not None:
+        # a one-word gap that is a preposition/article linking the two parts, linked only to source
+        # function words ("the" for "dell'"), is part of the translation: "fermata dell' autobus"
+        linking = _words(LINKING, rules.tgt_lang)
+        gap_src = (_words(SOURCE_ARTICLES, rules.src_lang) | _words(SOURCE_DETERMINERS, rules.src_lang)
+                   | _words(SOURCE_PARTICLES, rules.src_lang))
+        ks = set(kept)
+        for j in range(first + 1, last):
+            if j not in ks and j - 1 in ks and j + 1 in ks and lower[j] in linking and all(
+                    src_tokens[i].lower() in gap_src for i in linked_src.get(j, ())):
+                ks.add(j)
+        kept = sorted(ks)
     if rules.articles:
-        kept, runs = _trim_articles(kept, runs, lower, mwe_indices, src_tokens, rules, forced)
-        if not kept:
-            return None
+        kept = _trim_articles(kept, lower, mwe_indices, src_tokens, rules, forced)
+    if rules.edges and src_tokens is not None and kept:
+        # words outside the MWE an edge word may not also translate: determiners ("another"), and a
+        # copula before an MWE that is not a verb form of its own ("'s all right", not "'m going away");
+        # not articles, which Italian writes apart, so a content word linked to one is an aligner slip
+        outside = ((_words(SOURCE_DETERMINERS, rules.src_lang) | _words(SOURCE_QUANTIFIERS, rules.src_lang))
+                   - _words(SOURCE_ARTICLES, rules.src_lang))
+        copula = _words(SOURCE_COPULA, rules.src_lang)
+        if src_tokens[min(mwe_indices)].lower().endswith(("ing", "ed", "en")):
+            copula = frozenset()
+        # a cognate of an MWE word stays, whatever else it is linked to ("allergie" for *any ... allergies*)
+        own = {j for j in kept if tgt_tokens[j].isalpha() and len(tgt_tokens[j]) >= 5 and any(
+            len(src_tokens[i]) >= 5 and _same_word(tgt_tokens[j], src_tokens[i], rules.stem) for i in mwe_indices)}
+        kept = _trim_edges(kept, linked_src, members, set(core), src_tokens, outside, copula, src_function,
+                           forced | own)
+    if not kept:
+        return None
+    runs: list[list[str]] = []
+    for k, j in enumerate(kept):
+        if k == 0 or j != kept[k - 1] + 1:
+            runs.append([])  # a token left out opens a gap
+        runs[-1].append(tgt_tokens[j])
     span = kept[-1] - kept[0] + 1
-    return AlignedReference(tuple(kept), tuple(tuple(r) for r in runs if r), span)
+    return AlignedReference(tuple(kept), tuple(tuple(r) for r in runs), span)
 
 
-def _trim_articles(kept: list[int], runs: list[list[str]], lower: Sequence[str], mwe_indices: Sequence[int],
-                   src_tokens: Sequence[str] | None, rules: SpanRules,
-                   forced: set[int]) -> tuple[list[int], list[list[str]]]:
+def _clitic_cluster(lower: Sequence[str], at: int, lang: str) -> int:
+    """How many tokens right before ``at`` make a preverbal clitic cluster: one or two of ``mi ti si
+    ci vi ne`` ("ci si", "ti"), or ``me te se ce ve glie`` + ``lo la li le ne`` ("se ne", "me lo"). The
+    forms that are also articles or conjunctions ("la", "se") never count alone."""
+    singles, objects = _words(CLITIC_CLUSTER, lang), _words(CLITIC_OBJECTS, lang)
+    initials = singles - {"mi", "ti", "si", "ci", "vi", "ne", "m'", "t'", "s'", "c'", "v'", "n'"}
+    if at >= 2 and lower[at - 1] in objects and lower[at - 2] in initials:
+        return 2
+    size = 0
+    while size < 2 and at - size > 0 and lower[at - size - 1] in singles - initials:
+        size += 1
+    return size
+
+
+def _trim_articles(kept: list[int], lower: Sequence[str], mwe_indices: Sequence[int],
+                   src_tokens: Sequence[str] | None, rules: SpanRules, forced: set[int]) -> list[int]:
     articles = _words(ARTICLES, rules.tgt_lang)
     definite = _words(DEFINITE, rules.tgt_lang)
     src = [src_tokens[i].lower() for i in mwe_indices] if src_tokens is not None else []
     # a source MWE with a determiner of its own ("take a peek", "the bottom line") keeps the article
     keep_leading = src_tokens is None or any(w in _words(SOURCE_DETERMINERS, rules.src_lang) for w in src)
-    kept, runs = list(kept), [list(r) for r in runs]
+    kept = list(kept)
     while len(kept) > 1 and not keep_leading and lower[kept[0]] in articles and kept[0] not in forced:
         kept.pop(0)
-        runs[0].pop(0)
-        if not runs[0]:
-            runs.pop(0)
     while len(kept) > 1 and kept[-1] not in forced and lower[kept[-1]] in definite:
         kept.pop()
-        runs[-1].pop()
-        if not runs[-1]:
-            runs.pop()
-    return kept, runs
+    return kept
+
+
+def _trim_edges(kept: list[int], linked_src: dict[int, set[int]], members: set[int], core: set[int],
+                src_tokens: Sequence[str], outside: frozenset, copula: frozenset, function: frozenset,
+                forced: set[int]) -> list[int]:
+    """Minimal spans: an aligned word at either end that also translates a function word outside
+    the MWE goes ("stia bene" for *'s all right*: "stia" is the copula; "altra telefonata" for
+    *another phone call*), and so does an unlinked word left at an end once its neighbour went
+    ("scoperto che le" -> "scoperto che" -> "scoperto"). ``outside``: the determiners such a word
+    may not also translate; ``copula``: the copula forms, which count only when the word's links
+    into the MWE are all ``function`` words ("stia" for *'s all*, but "costa" for *'s ... cost* is
+    the predicate made a verb)."""
+    kept = list(kept)
+
+    def outside_function(j: int) -> bool:
+        srcs = linked_src.get(j, set())
+        out = srcs - members
+        if not (j in core and j not in forced and out and srcs & members):
+            return False
+        words = {src_tokens[i].lower() for i in out}
+        if words <= outside:
+            return True
+        return words <= outside | copula and all(src_tokens[i].lower() in function for i in srcs & members)
+
+    def aligned_left(ks: list[int]) -> bool:
+        return any(linked_src.get(j, set()) & members or j in forced for j in ks)
+
+    changed = True
+    while changed and len(kept) > 1:
+        changed = False
+        if outside_function(kept[-1]) and aligned_left(kept[:-1]):
+            kept.pop()
+            changed = True
+        elif kept[-1] > min(core) and not linked_src.get(kept[-1]) and kept[-1] not in forced and aligned_left(
+                kept[:-1]) and max(core) not in kept:
+            kept.pop()
+            changed = True
+        if len(kept) > 1 and outside_function(kept[0]) and aligned_left(kept[1:]):
+            kept.pop(0)
+            changed = True
+        elif len(kept) > 1 and kept[0] > min(core) and not linked_src.get(kept[0]) and kept[0] not in forced and \
+                aligned_left(kept[1:]) and min(core) not in kept:
+            kept.pop(0)
+            changed = True
+    return kept
 
 
 def filter_reason(ref: AlignedReference | None, mwe_length: int, filters: ReferenceFilters, *,
