@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = Path(os.environ.get("MWEMT_SHARED", ROOT.parent / "shared" / "data"))
+
+# eflomal cannot be seeded: a test that aligns must pass whatever the alignment, as on a fresh CI machine. The
+# user's alignment cache (~/.cache/mwemt/align) would hide that on a developer's machine, so the suite gets an
+# empty cache of its own unless MWEMT_CACHE is set.
+if "MWEMT_CACHE" not in os.environ:
+    os.environ["MWEMT_CACHE"] = tempfile.mkdtemp(prefix="mwemt-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["MWEMT_CACHE"], True)
 
 
 @pytest.fixture

@@ -158,9 +158,15 @@ def test_run_table_feeds_the_built_test_and_both_mwe_scores(tmp_path, monkeypatc
     assert mwe["signature"] != alts["signature"]
     assert "alts:" not in mwe["signature"] and "alts:testset" in alts["signature"]
     assert alts["signature"].startswith("MWE-alts|") and mwe["signature"].startswith("MWE|")
-    # the references score the same either way; an alternative in place of a reference loses only without them
-    assert alts["systems"]["ref"]["score"] == pytest.approx(mwe["systems"]["ref"]["score"])
-    assert alts["systems"]["alt"]["score"] > mwe["systems"]["alt"]["score"]
+    # an alternative in place of a reference loses only without them. The references need not score the same
+    # either way: eflomal is unseeded, and where its links (the test's, or the hypothesis') cut a reference short
+    # or leave a gap in it, a contiguous alternative can match better, so mwe-alts credits the references a little
+    # more than mwe (0.25-1.21 points in 12 cold runs), never less
+    score = {(k, s): scores[k]["systems"][s]["score"] for k in ("mwe", "mwe-alts") for s in systems}
+    ref_gain = score["mwe-alts", "ref"] - score["mwe", "ref"]
+    alt_gain = score["mwe-alts", "alt"] - score["mwe", "alt"]
+    assert ref_gain >= -1e-9 and score["mwe", "alt"] < score["mwe", "ref"] - 20    # 43-49 points lost in 3 runs
+    assert alt_gain > 10 * max(ref_gain, 0.5)                                        # and (nearly) all given back
     assert "liter|" in scores["liter"]["signature"].lower()
 
     # score.mwe_alternatives: table -- mwe-alts credits the run's table too (named in its signature); mwe unchanged

@@ -148,12 +148,21 @@ def test_report_counts():
 
 @pytest.fixture
 def display_files(tmp_path):
-    src = ["I have got a cat .", "She has got two dogs .", "He used to swim .", "We used to sing .",
-           "They have got time .", "You used to run ."] * 8
-    tgt = ["Io ho un gatto .", "Lei ha due cani .", "Lui soleva nuotare .", "Noi solevamo cantare .",
-           "Loro hanno tempo .", "Tu solevi correre ."] * 8
-    (tmp_path / "s.en").write_text("\n".join(src) + "\n")
-    (tmp_path / "t.it").write_text("\n".join(tgt) + "\n")
+    # eflomal is unseeded and learns only from variation: six sentences repeated 8 times left it guessing (and
+    # "have got" -> "ho" is rightly filtered as function-only). Here "have got" -> possedere and "used to" ->
+    # solere, content verbs, recur with varied subjects and objects, so each is aligned alike run after run
+    has = [("I have got", "Io possiedo"), ("She has got", "Lei possiede"), ("Anna has got", "Anna possiede"),
+           ("My brother has got", "Mio fratello possiede"), ("They have got", "Loro possiedono")]
+    things = [("a cat", "un gatto"), ("two dogs", "due cani"), ("a red car", "un' auto rossa"),
+              ("a big house", "una casa grande"), ("three books", "tre libri"), ("a garden", "un giardino")]
+    used = [("He used to", "Lui soleva"), ("She used to", "Lei soleva"), ("Anna used to", "Anna soleva"),
+            ("My brother used to", "Mio fratello soleva"), ("The old man used to", "Il vecchio soleva")]
+    acts = [("swim", "nuotare"), ("run", "correre"), ("read books", "leggere libri"), ("cook", "cucinare"),
+            ("travel", "viaggiare"), ("paint", "dipingere")]
+    pairs = [(f"{s} {o} .", f"{t} {p} .") for subj, obj in ((has, things), (used, acts))
+             for s, t in subj for o, p in obj] + [("We used to sing .", "Noi solevamo cantare .")] * 8
+    (tmp_path / "s.en").write_text("".join(f"{s}\n" for s, _ in pairs))
+    (tmp_path / "t.it").write_text("".join(f"{t}\n" for _, t in pairs))
     (tmp_path / "lex.txt").write_text("have got\nused to\n")
     (tmp_path / "train.en").write_text("We used to sing!\nsomething else\nthey used to play\n")
     return tmp_path
@@ -170,17 +179,15 @@ def test_cli_display_names_cap_disjointness_and_readme(display_files):
     mwes = [m for it in items for m in it.mwes]
     names = {m.name for m in mwes}
     report = json.loads(rep.read_text())
-    # eflomal is unseeded: on 48 toy pairs it sometimes aligns every "have got" to "un" (filtered as function-only),
-    # so the display name is checked wherever the build names an MWE: kept items, the report's counts and the
-    # filtered examples
+    # the display name wherever the build names an MWE: kept items, the report's counts and its filtered examples
     shown = names | set(report["top_mwes"]) | {e["name"] for ex in report["filtered_examples"].values() for e in ex}
-    assert "have got" in shown and shown <= {"have got", "used to"}   # lexicon forms, never "have get"
-    assert names <= {"have got", "used to"} and "used to" in names
+    assert names == shown == {"have got", "used to"}                   # lexicon forms, never "have get"
+    assert {m.surface for m in mwes if m.name == "have got"} <= {"have got", "has got"}
     assert all(m.lemma == {"have got": "have get", "used to": "use to"}[m.name] for m in mwes)
-    assert all(sum(m.name == n for m in mwes) <= 2 for n in ("have got", "used to"))
+    assert all(sum(m.name == n for m in mwes) == 2 for n in ("have got", "used to"))   # 25 or more of each found
     assert all("We used to sing" not in it.source for it in items)     # in training as a near-duplicate
     text = readme.read_text()
-    assert all(n in text for n in names) and "have get" not in text.split("## ")[0]
+    assert "have got" in text and "used to" in text and "have get" not in text.split("## ")[0]
     assert "| often (10+) |" in text
     assert report["selection"]["excluded_training_duplicates"] <= 8
     assert report["stats"]["training_frequency"]["rarely (1-9)"] == sum(m.name == "used to" for m in mwes)
