@@ -231,6 +231,23 @@ def test_translate_with_table_constraints(baseline, batch_size):
     assert hyps[3] == tr.translate(LINES[3:], beam=4)[0]
 
 
+@pytest.mark.parametrize("batch_size", [1, 3])
+def test_constraints_longer_than_the_length_limit(baseline, batch_size):
+    """The constrained search cannot end a hypothesis before its constraints are met; fairseq stopped with
+    `AssertionError: 26 < 26` (cpu-science-2, on a dictionary example) when the output's length limit
+    (max_len_a * source + max_len_b) came first. The limit now grows by the constraints' length."""
+    from mwemt.nmt.translate import Translator
+
+    tr = Translator.load(baseline)
+    long_phrase = ("giardino libri soldi giardino libri soldi giardino libri".split(),)
+    lines = ["It rains .", "The dog sleeps in the garden .", "Hello ."]
+    cons = [[long_phrase[0]], [], [long_phrase[0][:3]]]
+    hyps = tr.translate(lines, beam=2, batch_size=batch_size, max_len_a=0.0, max_len_b=2, constraints=cons)
+    assert " ".join(long_phrase[0]) in hyps[0].lower()
+    assert "giardino libri soldi" in hyps[2].lower()
+    assert tr.unconstrained_lines == []
+
+
 def test_translate_cli_constraints_and_errors(baseline, tmp_path, capsys):
     from mwemt.cli import main
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from mwemt.cli.argtypes import int_range, non_negative_int, positive_int, seed, workers
 from mwemt.nmt.config import DEVICES
@@ -113,5 +114,10 @@ def run(args: argparse.Namespace) -> int:
                                 progress=not args.quiet and args.output != "-",
                                 source=source, hints=hints, constraints=constraints,
                                 constraint_order=args.constraint_order)
+    if translator.unconstrained_lines:
+        lines_ = ", ".join(str(i + 1) for i in translator.unconstrained_lines[:10])
+        print(f"mwemt translate: {len(translator.unconstrained_lines)} line(s) could not meet their constraints within "
+              f"the length limit and were translated without them: line {lines_}"
+              + (" ..." if len(translator.unconstrained_lines) > 10 else ""), file=sys.stderr)
     write_lines(args.output, hyps)
     return 0

@@ -10,6 +10,7 @@ stage's cache key (a change to one setting reruns only the stages that read it).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -770,6 +771,10 @@ def translate_stage(ctx) -> dict:
     hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, source_mwes=c.source_mwes,
                                 progress=ctx.progress, source=str(ctx.inputs["source"]), hints=hints,
                                 constraints=constraints, constraint_order=order)
+    if constraints is not None:   # lines whose constraints the search could not meet within its length limit
+        record = json.loads((ctx.out / "constraints.json").read_text(encoding="utf-8"))
+        record["lines_decoded_without_constraints"] = [i + 1 for i in sorted(translator.unconstrained_lines)]
+        write_json(ctx.out / "constraints.json", record)
     write_lines(ctx.out / "hyp.txt", [" ".join(h.split()) for h in hyps])
     return {"hyp": "hyp.txt", **out}
 

@@ -70,6 +70,7 @@ class Translator:
         self.n_factors = int(preprocess["factors"])
         self.factor_dicts = getattr(task, "factor_dicts", [task.source_dictionary])
         self.tgt_dict = task.target_dictionary
+        self.unconstrained_lines: list[int] = []   # of the last translation: lines decoded without their constraints
 
     # ------------------------------------------------------------ loading
     @classmethod
@@ -290,25 +291,60 @@ class Translator:
             ([e for e in encoded if line_constraints[e[0]]], True), ([e for e in encoded if not line_constraints[e[0]]],
                                                                     False)]
         batches = [(g[k:k + batch_size], forced) for g, forced in groups for k in range(0, len(g), batch_size)]
+        self.unconstrained_lines = []
         with tqdm(total=len(encoded), desc="translate", unit=" sent", disable=not progress,
                   dynamic_ncols=True) as bar:
             for chunk, forced in batches:
-                tokens = [t for _, t in chunk]
-                packed = None
-                if forced:   # fairseq's packing, row k = chunk[k]; the collater reorders it with the sentences
-                    from fairseq.token_generation_constraints import pack_constraints
-
-                    packed = pack_constraints([line_constraints[i] for i, _ in chunk])
-                ds = self.task.build_dataset_for_inference(tokens, [len(t) for t in tokens], constraints=packed)
-                sample = ds.collater([ds[j] for j in range(len(ds))])
-                if next(self.model.parameters()).is_cuda:
-                    sample = fs_utils.move_to_cuda(sample)
-                with torch.no_grad():
-                    hyps = self.task.inference_step(constrained_generator if forced else generator, [self.model],
-                                                    sample, constraints=sample.get("constraints"))
-                for sid, hyp in zip(sample["id"].tolist(), hyps):
-                    yield chunk[sid][0], self.decode_ids(hyp[0]["tokens"])
+                if not forced:
+                    yield from self._decode(chunk, generator, None)
+                else:
+                    yield from self._decode_constrained(chunk, constrained_generator, generator, line_constraints,
+                                                        max_len_b)
                 bar.update(len(chunk))
+
+    def _decode(self, chunk, generator, line_constraints):
+        """(line index, output) of one batch; ``line_constraints``: the lines' constraint ids, or None."""
+        import torch
+        from fairseq import utils as fs_utils
+
+        tokens = [t for _, t in chunk]
+        packed = None
+        if line_constraints is not None:   # fairseq's packing, row k = chunk[k]; the collater reorders it too
+            from fairseq.token_generation_constraints import pack_constraints
+
+            packed = pack_constraints([line_constraints[i] for i, _ in chunk])
+        ds = self.task.build_dataset_for_inference(tokens, [len(t) for t in tokens], constraints=packed)
+        sample = ds.collater([ds[j] for j in range(len(ds))])
+        if next(self.model.parameters()).is_cuda:
+            sample = fs_utils.move_to_cuda(sample)
+        with torch.no_grad():
+            hyps = self.task.inference_step(generator, [self.model], sample, constraints=sample.get("constraints"))
+        return [(chunk[sid][0], self.decode_ids(hyp[0]["tokens"])) for sid, hyp in zip(sample["id"].tolist(), hyps)]
+
+    def _decode_constrained(self, chunk, constrained, plain, line_constraints, max_len_b: int):
+        """A batch of lines with constraints. The output may be longer than the length limit allows without
+        them (max_len_a * source + max_len_b): the limit grows by the constraints' length. fairseq's constrained
+        search cannot end a hypothesis before its constraints are met and stops with an assertion when the
+        limit comes first; such a batch is decoded again line by line with twice the room, and a line that
+        still cannot meet its constraints is decoded without them (counted in ``unconstrained_lines``)."""
+        def room(items) -> int:
+            return max(sum(len(c) for c in line_constraints[i]) for i, _ in items)
+
+        constrained.max_len_b = max_len_b + room(chunk)
+        try:
+            return self._decode(chunk, constrained, line_constraints)
+        except AssertionError:
+            pass
+        out = []
+        for item in chunk:
+            constrained.max_len_b = max_len_b + 2 * room([item]) + 10
+            try:
+                out += self._decode([item], constrained, line_constraints)
+            except AssertionError:
+                self.unconstrained_lines.append(item[0])
+                out += self._decode([item], plain, None)
+        constrained.max_len_b = max_len_b
+        return out
 
     def hint_inserter(self, table: str | Path, config=None):
         """A `mwemt.preprocess.hints.HintInserter` for this model's hint encoding with the MWE
