@@ -30,7 +30,9 @@ from pathlib import Path
 
 from mwemt.errors import InputError
 from mwemt.experiments.results import recorded_path
-from mwemt.fileio import sha256_file, write_text
+from mwemt.fileio import read_lines, sha256_file, write_lines, write_text
+from mwemt.formats import read_testset
+from mwemt.preprocess.mwe_table import mwe_key, type_key
 from mwemt.provenance import write_json
 
 RESULT_FILES = ("results.md", "results.json", "results.csv", "results.png")
@@ -98,6 +100,7 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
         if (run_dir / name).is_file():
             copy(run_dir / name, name)
     commands = {}
+    tables: dict[str, Path] = {}
     for test, t in tests.items():
         for system in t.section.systems:
             copy(t.inputs[f"hyp.{system}"], f"hyps/{system}.{test}.txt")
@@ -109,11 +112,27 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
         if "mwe_compositionality" in t.inputs:   # the source MWEs' compositionality of the tertile breakdown
             copy(t.inputs["mwe_compositionality"], f"refs/{test}.mwe-compositionality.tsv")
         for key in ("terms", "mwe_table"):       # the run's one MWE translation table
-            if key in t.inputs and table_copy(t.inputs[key]) not in files:
-                copy(t.inputs[key], table_copy(t.inputs[key]))
+            if key in t.inputs:
+                tables.setdefault(table_copy(t.inputs[key]), t.inputs[key])
         if t.testdata_dir is not None and (t.testdata_dir / "README.md").is_file():
             copy(t.testdata_dir / "README.md", f"refs/{test}.README.md")
         commands[test] = score_command(test, t.section, t.inputs, out)
+    # term use reads the table only for the types of the published tests' MWEs, so it is published with those
+    # alone (the run's whole table is tens of MB); table alternatives (mwe-alts, `alts:table`) sign the whole
+    # table's size, so with them it is copied whole
+    whole = any("mwe_table" in t.inputs for t in tests.values())
+    needed = {mwe_key(m) for t in tests.values() if "testset" in t.inputs
+              for item in read_testset(t.inputs["testset"]) for m in item.mwes}
+    for rel, src in tables.items():
+        if whole:
+            copy(src, rel)
+            continue
+        dst = out / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        lines = iter(read_lines(src))
+        kept = [next(lines)] + [line for line in lines if type_key(json.loads(line)["key"]) in needed]
+        write_lines(dst, kept)
+        files[rel] = sha256_file(dst)
     reports = run_dir / REPORT_DIR
     if reports.is_dir():
         for path in sorted(p for p in reports.rglob("*") if p.is_file()):
