@@ -10,7 +10,6 @@ stage's cache key (a change to one setting reruns only the stages that read it).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -764,17 +763,15 @@ def translate_stage(ctx) -> dict:
                                                    sources=k.sources, source=str(ctx.inputs["source"]))
         order = k.order
         write_lines(ctx.out / "constraints.tsv", ["\t".join(" ".join(p) for p in line) for line in constraints])
-        write_json(ctx.out / "constraints.json", {
-            "lines": len(lines), "constrained_lines": sum(1 for line in constraints if line),
-            "constraints": sum(len(line) for line in constraints), "config": to_plain(k)})
         out = {"constraints": "constraints.tsv"}
     hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, source_mwes=c.source_mwes,
                                 progress=ctx.progress, source=str(ctx.inputs["source"]), hints=hints,
                                 constraints=constraints, constraint_order=order)
-    if constraints is not None:   # lines whose constraints the search could not meet within its length limit
-        record = json.loads((ctx.out / "constraints.json").read_text(encoding="utf-8"))
-        record["lines_decoded_without_constraints"] = [i + 1 for i in sorted(translator.unconstrained_lines)]
-        write_json(ctx.out / "constraints.json", record)
+    if constraints is not None:   # with the lines whose constraints the search could not meet within its length limit
+        write_json(ctx.out / "constraints.json", {
+            "lines": len(lines), "constrained_lines": sum(1 for line in constraints if line),
+            "constraints": sum(len(line) for line in constraints), "config": to_plain(c.constraints),
+            "lines_decoded_without_constraints": [i + 1 for i in sorted(translator.unconstrained_lines)]})
     write_lines(ctx.out / "hyp.txt", [" ".join(h.split()) for h in hyps])
     return {"hyp": "hyp.txt", **out}
 
