@@ -228,3 +228,32 @@ def test_worker_errors_come_back_as_themselves():
     with pytest.raises(InputError, match="f.txt:3: bad thing"):
         list(ordered_map(fail_on_three, range(10), workers=2))
     assert list(ordered_map(lambda s, x: x + 1, range(2000), workers=3)) == list(range(1, 2001))
+
+
+# A stop signal while the command is still starting (importing its modules, building the parser) exits
+# 128 + the signal number without a traceback, like one during the work. CI once saw `mwemt run` die by
+# SIGINT (exit -2) when Ctrl-C came within its first few hundred milliseconds.
+_SIGNAL_DURING_IMPORT = textwrap.dedent("""
+    import importlib.abc, os, runpy, signal, sys
+
+    MODULE, SIG = sys.argv[1], getattr(signal, sys.argv[2])
+
+    class SignalOnImport(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name == MODULE:
+                os.kill(os.getpid(), SIG)
+            return None
+
+    sys.meta_path.insert(0, SignalOnImport())
+    sys.argv = ["mwemt", "run", "--help"]
+    runpy.run_module("mwemt", run_name="__main__")
+""")
+
+
+@pytest.mark.parametrize("module", ["mwemt.cli", "mwemt.cli.run"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_command_starts_exits_like_one_during_the_work(module, sig):
+    out = subprocess.run([sys.executable, "-c", _SIGNAL_DURING_IMPORT, module, sig], capture_output=True,
+                         text=True, cwd=ROOT, env=_env(), timeout=60)
+    assert out.returncode == 128 + getattr(signal, sig), (out.returncode, out.stderr)
+    assert "Traceback" not in out.stderr and "while starting; nothing was written" in out.stderr, out.stderr

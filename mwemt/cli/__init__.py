@@ -66,16 +66,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     only = next((a for a in argv if a in COMMANDS), None)
-    parser = build_parser(only=only or "__none__")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(levelname)s %(name)s: %(message)s")
-    if not args.command:
-        parser.print_help()
-        return 0
-    mod = importlib.import_module(args._module)
-    forget_inputs()
-    with signals_unwind():
+    with signals_unwind():  # from the first line: Ctrl-C while the command imports exits 130 too
+        try:
+            parser = build_parser(only=only or "__none__")
+            args = parser.parse_args(argv)
+            logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                                format="%(levelname)s %(name)s: %(message)s")
+            if not args.command:
+                parser.print_help()
+                return 0
+            mod = importlib.import_module(args._module)
+        except KeyboardInterrupt as exc:
+            print(f"{'mwemt ' + only if only else 'mwemt'}: stopped by {signal_name(exc)} while starting; "
+                  "nothing was written", file=sys.stderr)
+            return interrupt_exit_code(exc)
+        forget_inputs()
         try:
             check_output_paths(*_path_arguments(args))
             code = mod.run(args)
