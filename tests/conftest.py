@@ -6,6 +6,7 @@ import atexit
 import importlib.util
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -21,6 +22,12 @@ SHARED = Path(os.environ.get("MWEMT_SHARED", ROOT.parent / "shared" / "data"))
 if "MWEMT_CACHE" not in os.environ:
     os.environ["MWEMT_CACHE"] = tempfile.mkdtemp(prefix="mwemt-test-cache-")
     atexit.register(shutil.rmtree, os.environ["MWEMT_CACHE"], True)
+
+# Tests send real Ctrl-C (SIGINT) to the commands they start. A suite started in the background (`cmd &`, nohup in
+# a script) inherits SIGINT ignored and would hand that on to every child, which then rightly keeps ignoring it
+# (`mwemt.processes.signals_unwind`); the children get the terminal's default instead.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
