@@ -94,6 +94,41 @@ def markdown(rows: list[dict], metrics: list[str]) -> str:
     return "\n".join(lines) + "\n\n± = 95% paired-bootstrap half-width; * = differs from the run's baseline at p < 0.05.\n"
 
 
+def seed_markdown(runs: list[tuple[int, dict]], metrics: list[str]) -> str:
+    """For runs whose config groups systems by seed (results.json ``seed_groups``): each group's mean over its
+    seeds with max - min, and each method's difference to the baseline seed by seed (the k-th seed of the group
+    against the baseline's k-th, so the same training seed). Empty when no run has seeds."""
+    runs = sorted(runs, key=lambda r: r[0])
+    if not any(len(g) > 1 for _, res in runs for g in (res.get("seed_groups") or {}).values()):
+        return ""
+    sizes = [n for n, _ in runs]
+    lines = ["## Seeds", "",
+             "Each cell: the mean over the group's seeds (max - min over them); Δ: the group's seeds minus the "
+             "baseline's seeds of the same training seed.", "",
+             "| metric | group | " + " | ".join(f"{n:,} pairs" for n in sizes) + " |",
+             "|---|---|" + "---:|" * len(sizes)]
+    for metric in metrics:
+        groups = list(dict.fromkeys(g for _, res in runs for g in (res.get("seed_groups") or {})))
+        for group in groups:
+            means, deltas = [], []
+            for _, res in runs:
+                members = (res.get("seed_groups") or {}).get(group, [])
+                base = (res.get("seed_groups") or {}).get(res["baseline"], [res["baseline"]])
+                vals = [res["scores"][m][metric]["score"] for m in members if m in res["scores"]]
+                if not vals:
+                    means.append("")
+                    deltas.append("")
+                    continue
+                means.append(f"{sum(vals) / len(vals):.1f} ({max(vals) - min(vals):.1f})")
+                pairs = [(res["scores"][m][metric]["score"], res["scores"][b][metric]["score"])
+                         for m, b in zip(members, base) if m in res["scores"] and b in res["scores"]]
+                deltas.append(" / ".join(f"{a - b:+.1f}" for a, b in pairs))
+            lines.append(f"| {metric} | {group} | " + " | ".join(means) + " |")
+            if group != runs[0][1]["baseline"]:
+                lines.append(f"| {metric} | {group} Δ | " + " | ".join(deltas) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def plot(rows: list[dict], metrics: list[str], out: Path, title: str) -> None:
     import matplotlib
 
@@ -146,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.output)
     plot(rows, args.metric, out, args.title)
     table = out.with_suffix(".md")
-    write_text(table, markdown(rows, args.metric))   # atomic, like the plot
+    seeds = seed_markdown(runs, args.metric)
+    write_text(table, markdown(rows, args.metric) + ("\n" + seeds if seeds else ""))   # atomic, like the plot
     print(f"ladder_plot: {len(runs)} runs, {len(args.metric)} metric(s): wrote {out} and {table}", file=sys.stderr)
     return 0
 

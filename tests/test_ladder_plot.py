@@ -45,6 +45,26 @@ def test_ladder_plot_and_table(tmp_path):
     assert "| mwe-test/mwe | dictionary | 33.0 ±1.5* | 41.0 ±1.5 | 50.5 ±1.5 |" in table
 
 
+def test_ladder_seed_table_worked_by_hand(tmp_path):
+    """Two seeds per group: means with max - min, and the method's difference seed by seed."""
+    mod = _load()
+    col = {"id": "t/mwe"}
+
+    def res(base1, base2, m1, m2):
+        sc = lambda v: {"t/mwe": {"score": v}}  # noqa: E731
+        return {"baseline": "baseline", "columns": [col],
+                "seed_groups": {"baseline": ["baseline", "baseline-seed2"], "cd": ["cd", "cd-seed2"]},
+                "scores": {"baseline": sc(base1), "baseline-seed2": sc(base2), "cd": sc(m1), "cd-seed2": sc(m2)}}
+
+    table = mod.seed_markdown([(60000, res(52.0, 51.0, 58.0, 56.5)), (15000, res(40.0, 38.0, 49.0, 47.0))],
+                              ["t/mwe"])
+    assert "| t/mwe | baseline | 39.0 (2.0) | 51.5 (1.0) |" in table        # 15k first: sorted by size
+    assert "| t/mwe | cd | 48.0 (2.0) | 57.2 (1.5) |" in table
+    assert "| t/mwe | cd Δ | +9.0 / +9.0 | +6.0 / +5.5 |" in table
+    assert "baseline Δ" not in table
+    assert mod.seed_markdown([(1, {"baseline": "b", "scores": {}})], ["t/mwe"]) == ""
+
+
 def test_ladder_plot_errors(tmp_path):
     mod = _load()
     run = _run(tmp_path, 25000, 30.0, 33.0, 0.01)
