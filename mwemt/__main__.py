@@ -12,7 +12,8 @@ def _stopped_while_starting(signum, frame):
 
 
 for _sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-    signal.signal(_sig, _stopped_while_starting)
+    if signal.getsignal(_sig) is not signal.SIG_IGN:   # started ignoring it (nohup, a background job): keep it so
+        signal.signal(_sig, _stopped_while_starting)
 
 from mwemt.cli import main  # noqa: E402
 

@@ -259,3 +259,22 @@ def test_a_signal_while_the_command_starts_exits_like_one_during_the_work(module
                          text=True, cwd=ROOT, env=_env(), timeout=60)
     assert out.returncode == 128 + getattr(signal, sig), (out.returncode, out.stderr)
     assert "Traceback" not in out.stderr and "while starting; nothing was written" in out.stderr, out.stderr
+
+
+def test_a_signal_the_command_was_started_ignoring_stays_ignored():
+    """`nohup mwemt ...` and background jobs start with SIGHUP / SIGINT ignored; the command keeps them so,
+    from its first line (a hangup must not stop it)."""
+    def ignore():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    proc = subprocess.Popen([sys.executable, "-m", "mwemt", "annotate", "--lexicon", str(LEX), "--encoding", "iob"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, env=_env(), preexec_fn=ignore)
+    for delay in (0.05, 1.5):   # while it imports, then while it waits for its input
+        time.sleep(delay)
+        proc.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    assert proc.poll() is None, proc.communicate()
+    out, err = proc.communicate("She took care of it .\n", timeout=60)
+    assert proc.returncode == 0, err
+    assert out.strip()
