@@ -1,20 +1,15 @@
-"""`python -m mwemt`. A stop signal that arrives while the interpreter is still importing the
-command exits as the command itself would (128 + the signal's number, no traceback); `main`
-installs its own handlers as its first step."""
+"""`python -m mwemt`. A stop signal while the command is still importing its CLI ends it as one during
+its work would (128 + the signal's number, no traceback; a signal it was started ignoring stays ignored);
+`main` then handles signals itself."""
 
-import signal
 import sys
 
+from mwemt.processes import signals_unwind, stopped_while_starting
 
-def _stopped_while_starting(signum, frame):
-    sys.stderr.write(f"mwemt: stopped by {signal.Signals(signum).name} while starting; nothing was written\n")
-    raise SystemExit(128 + signum)
-
-
-for _sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-    if signal.getsignal(_sig) is not signal.SIG_IGN:   # started ignoring it (nohup, a background job): keep it so
-        signal.signal(_sig, _stopped_while_starting)
-
-from mwemt.cli import main  # noqa: E402
+with signals_unwind():
+    try:
+        from mwemt.cli import main
+    except KeyboardInterrupt as exc:
+        sys.exit(stopped_while_starting(exc))
 
 sys.exit(main())

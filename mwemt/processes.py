@@ -60,6 +60,12 @@ def signal_name(exc: BaseException) -> str:
     return signal.Signals(getattr(exc, "signum", signal.SIGINT)).name
 
 
+def stopped_while_starting(exc: BaseException, prog: str = "mwemt") -> int:
+    """Say that a stop signal ended the command before it began its work; the exit code to return."""
+    print(f"{prog}: stopped by {signal_name(exc)} while starting; nothing was written", file=sys.stderr)
+    return interrupt_exit_code(exc)
+
+
 # ---------------------------------------------------------------- children to kill on a forced exit
 
 _CHILDREN: dict[int, object] = {}  # pid -> a process object with kill()

@@ -99,32 +99,31 @@ def seed_markdown(runs: list[tuple[int, dict]], metrics: list[str]) -> str:
     seeds with max - min, and each method's difference to the baseline seed by seed (the k-th seed of the group
     against the baseline's k-th, so the same training seed). Empty when no run has seeds."""
     runs = sorted(runs, key=lambda r: r[0])
-    if not any(len(g) > 1 for _, res in runs for g in (res.get("seed_groups") or {}).values()):
+    seed_groups = [res.get("seed_groups") or {} for _, res in runs]
+    if not any(len(g) > 1 for groups in seed_groups for g in groups.values()):
         return ""
-    sizes = [n for n, _ in runs]
+    baseline = runs[0][1]["baseline"]
     lines = ["## Seeds", "",
              "Each cell: the mean over the group's seeds (max - min over them); Δ: the group's seeds minus the "
              "baseline's seeds of the same training seed.", "",
-             "| metric | group | " + " | ".join(f"{n:,} pairs" for n in sizes) + " |",
-             "|---|---|" + "---:|" * len(sizes)]
+             "| metric | group | " + " | ".join(f"{n:,} pairs" for n, _ in runs) + " |",
+             "|---|---|" + "---:|" * len(runs)]
     for metric in metrics:
-        groups = list(dict.fromkeys(g for _, res in runs for g in (res.get("seed_groups") or {})))
-        for group in groups:
+        for group in dict.fromkeys(g for groups in seed_groups for g in groups):
             means, deltas = [], []
-            for _, res in runs:
-                members = (res.get("seed_groups") or {}).get(group, [])
-                base = (res.get("seed_groups") or {}).get(res["baseline"], [res["baseline"]])
-                vals = [res["scores"][m][metric]["score"] for m in members if m in res["scores"]]
-                if not vals:
+            for (_, res), groups in zip(runs, seed_groups):
+                score = {s: v[metric]["score"] for s, v in res["scores"].items()}
+                members = [m for m in groups.get(group, []) if m in score]
+                if not members:
                     means.append("")
                     deltas.append("")
                     continue
+                vals = [score[m] for m in members]
                 means.append(f"{sum(vals) / len(vals):.1f} ({max(vals) - min(vals):.1f})")
-                pairs = [(res["scores"][m][metric]["score"], res["scores"][b][metric]["score"])
-                         for m, b in zip(members, base) if m in res["scores"] and b in res["scores"]]
-                deltas.append(" / ".join(f"{a - b:+.1f}" for a, b in pairs))
+                base = groups.get(res["baseline"], [res["baseline"]])
+                deltas.append(" / ".join(f"{score[m] - score[b]:+.1f}" for m, b in zip(members, base) if b in score))
             lines.append(f"| {metric} | {group} | " + " | ".join(means) + " |")
-            if group != runs[0][1]["baseline"]:
+            if group != baseline:
                 lines.append(f"| {metric} | {group} Δ | " + " | ".join(deltas) + " |")
     return "\n".join(lines) + "\n"
 

@@ -17,7 +17,13 @@ from mwemt import __version__
 from mwemt.cli.argtypes import document_ranges
 from mwemt.errors import MwemtError
 from mwemt.fileio import WRITE_ERRNOS, check_output_paths, forget_inputs
-from mwemt.processes import interrupt_exit_code, raise_if_stopped, signal_name, signals_unwind
+from mwemt.processes import (
+    interrupt_exit_code,
+    raise_if_stopped,
+    signal_name,
+    signals_unwind,
+    stopped_while_starting,
+)
 
 # name -> (module, one-line help). The order is the pipeline's order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -77,9 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             mod = importlib.import_module(args._module)
         except KeyboardInterrupt as exc:
-            print(f"{'mwemt ' + only if only else 'mwemt'}: stopped by {signal_name(exc)} while starting; "
-                  "nothing was written", file=sys.stderr)
-            return interrupt_exit_code(exc)
+            return stopped_while_starting(exc, f"mwemt {only}" if only else "mwemt")
         forget_inputs()
         try:
             check_output_paths(*_path_arguments(args))
