@@ -2,7 +2,8 @@
 
 Every output of mwemt goes through `atomic_write` so an interrupted run never leaves a half
 file that looks complete: data goes to a temporary file beside the target and is renamed
-into place only when the writer finishes without error.
+into place only when the writer finishes without error. A file the user may not write is not
+replaced (`unwritable_reason`), and a file rightly replaced keeps its mode.
 """
 
 from __future__ import annotations
@@ -86,8 +87,87 @@ def refuse_replacing_input(path: str | Path) -> None:
                          "input (expected an output path that is not an input)")
 
 
+# ---------------------------------------------------------------- outputs the user may not write
+# A file the user may not write (``chmod 444``, another user's file) is not replaced, although renaming
+# a temporary file over it would succeed wherever its directory is writable: that rename would sidestep
+# the protection (`sort -o` and `cp` refuse such a target too). The decision is the kernel's permission
+# check for the real user (`os.access`), so root, who may write any file, replaces it as `cp` does.
+
+
+def _mode_text(path: Path) -> str:
+    try:
+        return f"mode {stat.S_IMODE(os.stat(path).st_mode):04o}"
+    except OSError:
+        return "mode unknown"
+
+
+def _read_only_filesystem(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def unwritable_reason(path: str | Path) -> str | None:
+    """Why this process may not write the output file (or directory) ``path``, or None if it may.
+
+    An existing regular file needs write permission itself, and its directory too (outputs are
+    renamed into place); an existing directory (an output directory written into) needs write
+    permission itself; a path that does not exist yet needs its nearest existing directory to be
+    writable (the directories in between are created). Devices and pipes are checked as files.
+    """
+    path = Path(path)
+    if _read_only_filesystem(path if path.exists() else _nearest_existing(path)):
+        return "it is on a read-only file system"
+    if path.exists() and not path.is_dir():
+        if not os.access(path, os.W_OK):
+            return f"the file is write-protected ({_mode_text(path)})"
+        if not path.is_file():
+            return None   # a device or pipe is written in place, its directory does not matter
+    if path.is_file() and _sticky_protected(path):
+        return (f"the directory {path.parent} is sticky ({_mode_text(path.parent)}, as /tmp) and the file belongs "
+                "to another user: only its owner may replace it")
+    return _directory_reason(path if path.is_dir() else path.parent if path.exists() else _nearest_existing(path))
+
+
+def _sticky_protected(path: Path) -> bool:
+    """Whether the sticky bit of ``path``'s directory keeps this (real) user from replacing it: only the
+    owner of the file or of the directory (or root) may rename over a file there."""
+    try:
+        st, st_dir = os.stat(path), os.stat(path.parent)
+    except OSError:
+        return False
+    return bool(st_dir.st_mode & stat.S_ISVTX) and os.getuid() not in (0, st.st_uid, st_dir.st_uid)
+
+
+def _directory_reason(directory: Path) -> str | None:
+    """Why files may not be created in ``directory``, or None (also when it is not a directory:
+    a file where a directory must be is reported by the write, with the path)."""
+    if directory.is_dir() and not os.access(directory, os.W_OK | os.X_OK):
+        return f"the directory {directory} is not writable for you ({_mode_text(directory)})"
+    return None
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path``'s nearest ancestor that exists (the current directory for a relative path)."""
+    for p in path.parents:
+        if p.exists() or p.is_symlink():
+            return p
+    return Path(".")
+
+
+def refuse_unwritable(path: str | Path, name: str = "") -> None:
+    """Raise `MwemtError` naming ``path`` (and the option ``name`` given it) if `unwritable_reason`
+    finds a reason not to write it: mwemt does not replace a file the user may not write."""
+    why = unwritable_reason(path)
+    if why is not None:
+        raise MwemtError(f"{name + ' ' if name else ''}{path}: cannot write there: {why} (expected an output path "
+                         "you may write: choose another, or change its permissions)")
+
+
 def check_output_paths(outputs: dict[str, str | Path | None], inputs: dict[str, str | Path | None]) -> None:
-    """Before any work: no output may be the same file as an input, or as another output.
+    """Before any work: no output may be the same file as an input, or as another output, and every
+    output must be writable (`unwritable_reason`).
 
     Both map a name for messages (an argument, a config key) to a path; ``None`` and ``-`` are
     skipped. Files are compared by device and inode, so a symlink or a hard link to an input is
@@ -108,27 +188,37 @@ def check_output_paths(outputs: dict[str, str | Path | None], inputs: dict[str, 
                                  f"writing it would destroy the {other_kind} (expected an output path that is "
                                  f"{'not an input' if other_kind == 'input' else 'not another output'})")
             seen.setdefault(key, (kind, name, str(path)))
+    for name, path in outputs.items():
+        if path is not None and str(path) != "-":
+            refuse_unwritable(path, name)
 
 
-def _open_binary(path: str | Path) -> IO[bytes]:
-    path = str(path)
-    if path == "-":
-        return sys.stdin.buffer
+@contextlib.contextmanager
+def _opening_input(path: str) -> Iterator[None]:
+    """Report the errors of opening the input ``path`` as `InputError`s naming it (exit 2)."""
     try:
-        if path.endswith(TAR_SUFFIXES):
-            fh = _open_single_member(path)
-        elif path.endswith(".gz"):
-            fh = gzip.open(path, "rb")
-        else:
-            fh = open(path, "rb")
-        note_input(path)
-        return fh
+        yield
     except FileNotFoundError:
         raise InputError("file not found", path) from None
     except IsADirectoryError:
         raise InputError("is a directory, not a file", path) from None
     except PermissionError:
         raise InputError("permission denied", path, expected="a readable file") from None
+
+
+def _open_binary(path: str | Path) -> IO[bytes]:
+    path = str(path)
+    if path == "-":
+        return sys.stdin.buffer
+    with _opening_input(path):
+        if path.endswith(TAR_SUFFIXES):
+            fh = _open_single_member(path)
+        elif path.endswith(".gz"):
+            fh = gzip.open(path, "rb")
+        else:
+            fh = open(path, "rb")
+    note_input(path)
+    return fh
 
 
 class _MemberStream(io.BufferedReader):
@@ -228,6 +318,10 @@ def decode_lines(fh: IO[bytes], label: str, *, normalize: bool = True,
         except _DAMAGED as exc:
             raise _damaged_error(exc, label, lineno) from None
         lineno += 1
+        nul = raw.find(b"\0")
+        if nul >= 0:
+            raise InputError(f"a NUL byte (byte {nul + 1} of the line)", label, lineno,
+                             expected="text without NUL bytes; is this a binary file?")
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -334,6 +428,8 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str = "utf-8") -> 
     if path.is_dir():
         raise MwemtError(f"{path}: is a directory (expected an output file path)")
     refuse_replacing_input(path)
+    refuse_unwritable(path)
+    replaced = _regular_file_id(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
@@ -343,7 +439,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str = "utf-8") -> 
         raise MwemtError(f"{path}: cannot write there: {why} (expected a writable output path)") from None
     _PARTIAL.add(tmp)
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs get the usual permissions
+        _take_over_permissions(fd, replaced)
         if "b" in mode:
             fh: IO = os.fdopen(fd, "wb")
         else:
@@ -360,13 +456,32 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str = "utf-8") -> 
             raise
         refuse_replacing_input(path)  # an input read while this output was being written
         raise_if_stopped()  # an interrupt whose exception was swallowed must not commit the output
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:   # name the output, not the temporary file (a sticky directory: EPERM)
+            raise MwemtError(f"{path}: cannot replace this output: {exc.strerror} (expected an output path you "
+                             "may write)") from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     finally:
         _PARTIAL.discard(tmp)
+
+
+def _take_over_permissions(fd: int, replaced: os.stat_result | None) -> None:
+    """Give the temporary file of an output the mode (and, where allowed, the owner and group) of the
+    file it replaces, else the usual mode of a new file: mkstemp makes 0600."""
+    if replaced is None:
+        os.fchmod(fd, new_file_mode())
+        return
+    for owner in ((replaced.st_uid, replaced.st_gid), (-1, replaced.st_gid)):
+        try:
+            os.fchown(fd, *owner)   # root keeps the owner; a member of the file's group keeps the group
+            break
+        except OSError:
+            continue
+    os.fchmod(fd, stat.S_IMODE(replaced.st_mode))
 
 
 def remove_partial_files() -> None:
@@ -416,7 +531,12 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     """Fill a temporary directory beside ``path``; it replaces ``path`` only if the block succeeds."""
     path = Path(path)
     make_directory(path.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent))
+    except OSError as exc:   # name the directory asked for, not the temporary one
+        why = _directory_reason(path.parent) or exc.strerror
+        raise MwemtError(f"{path}: cannot write this directory: {why} (expected a directory path you may "
+                         "write)") from None
     try:
         os.chmod(tmp, new_file_mode(directory=True))   # mkdtemp makes 0700
         yield tmp
@@ -475,7 +595,11 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
 
 
 def count_lines(path: str | Path) -> int:
-    with open(path, "rb") as fh:
+    """Newlines in the file ``path`` (a progress bar's total); a missing or unreadable file is an
+    `InputError` naming it, as when it is read."""
+    with _opening_input(str(path)):
+        fh = open(path, "rb")
+    with fh:
         return sum(buf.count(b"\n") for buf in iter(lambda: fh.read(1 << 20), b""))
 
 

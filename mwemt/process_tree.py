@@ -1,13 +1,16 @@
 """Child processes that never outlive their parent, and finding who still holds a file open.
 
 Why: `kill -9` of `mwemt run` cannot run any cleanup code, so a child it started (a stage worker,
-`fairseq-train`, fairseq's data loader) must be stopped by the kernel instead, or it keeps writing
+`fairseq-train`) must be stopped by the kernel instead, or it keeps writing
 into a stage directory that the next run believes is free. On Linux a process can ask to receive a
 signal when its parent dies (``prctl(PR_SET_PDEATHSIG)``); the request survives ``exec``, so
 `guarded_command` wraps any command line in ``python -m mwemt.process_tree PARENT -- CMD``, which
 makes the request and then becomes CMD. A chain of such requests (run -> worker -> fairseq-train)
-takes a whole tree down with its root. `holders` names the processes that still have a file open,
-for error messages about a stage directory some stray process is still using.
+takes a whole tree down with its root. fairseq-train forks no data-loader processes (``--num-workers 0``,
+`mwemt.nmt.train.fairseq_train_args`): PyTorch starts them from a helper thread, whose end would fire a
+parent-death signal, and on their own they notice a dead parent only by polling every 5 s. `holders` names
+the processes that still have a file open, for error messages about a stage directory some stray process is
+still using.
 """
 
 from __future__ import annotations

@@ -43,6 +43,74 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+# ---------------------------------------------------------------- devices: where a model runs, and in what process
+
+DEVICES = ("auto", "cpu", "cuda")
+_CUDA_COUNT_ENV = "MWEMT_CUDA_DEVICES"   # "host|CUDA_VISIBLE_DEVICES|count": a probe's answer, inherited by children
+
+
+def cuda_device_count() -> int:
+    """How many CUDA GPUs torch would find here, found without initializing CUDA in this process.
+
+    Why: once a process has asked CUDA anything (``torch.cuda.is_available()`` included), a process it
+    forks cannot use CUDA ("Cannot re-initialize CUDA in forked subprocess"). `mwemt run` forks its
+    stage workers, so it must never ask. A CPU build of torch answers 0 at once; a CUDA build is asked
+    in a fresh interpreter, once: the answer is kept in the environment (keyed by host and
+    ``CUDA_VISIBLE_DEVICES``, so a Slurm job on another node, or with other GPUs, asks again).
+    In a process that has already initialized CUDA, torch is asked directly.
+    """
+    import socket
+
+    import torch
+
+    if not torch.backends.cuda.is_built():
+        return 0
+    if torch.cuda.is_initialized():
+        return torch.cuda.device_count()
+    where = f"{socket.gethostname()}|{os.environ.get('CUDA_VISIBLE_DEVICES', '')}|"
+    known = os.environ.get(_CUDA_COUNT_ENV, "")
+    if known.startswith(where) and known[len(where):].isdigit():
+        return int(known[len(where):])
+    import subprocess
+
+    try:
+        out = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
+                             capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        count = int(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else 0
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        count = 0
+    os.environ[_CUDA_COUNT_ENV] = f"{where}{count}"
+    return count
+
+
+def resolve_device(device: str, key: str = "device") -> str:
+    """auto -> cuda or cpu; cuda without a GPU torch can use is refused here, before any work
+    (``key`` names the setting in the message). Never initializes CUDA (`cuda_device_count`)."""
+    if device not in DEVICES:
+        raise MwemtError(f"{key} is {device!r} (expected one of {', '.join(DEVICES)})")
+    if device == "cpu":
+        return "cpu"
+    gpus = cuda_device_count()
+    if device == "auto":
+        return "cuda" if gpus else "cpu"
+    if not gpus:
+        import torch
+
+        raise MwemtError(f"{key} is cuda, but torch {torch.__version__} finds no CUDA GPU on this machine "
+                         f"(expected {key} cpu or auto)")
+    return "cuda"
+
+
+def worker_context(device: str = "cpu"):
+    """The multiprocessing context for a worker process that runs on ``device``: forked for CPU work
+    (it inherits what the parent imported and built: fast to start), a fresh interpreter ("spawn") for
+    GPU work, since CUDA cannot be used in a forked process once its parent has touched it. Every
+    worker process of mwemt is started through here."""
+    import multiprocessing as mp
+
+    return mp.get_context("spawn" if device == "cuda" else "fork")
+
+
 def usable_cores() -> int:
     """The cores this process may use (its CPU affinity), at least 1: the most workers worth forking."""
     try:
@@ -243,9 +311,7 @@ class WorkerPool:
     """
 
     def __init__(self, fn: Callable, state: object, workers: int):
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork")
+        ctx = worker_context("cpu")   # CPU work on inherited state: forked
         self.procs: list = []
         self.conns: list = []
         try:

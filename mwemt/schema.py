@@ -226,19 +226,21 @@ def lookup(root: Node, dotted: str) -> Any:
 def setting(default: Any = MISSING, *, help: str = "", choices: tuple | Callable[[], tuple] | None = None, minimum: float | None = None,
             maximum: float | None = None, greater_than: float | None = None, path: str | None = None, literals: tuple[str, ...] = (),
             default_factory: Any = MISSING, doc_default: str | None = None,
-            inherit: str | Callable[[Node], str | None] | None = None) -> Any:
+            inherit: str | Callable[[Node], str | None] | None = None, omit_default: bool = False) -> Any:
     """A dataclass field with the metadata `build` checks and `reference_rows` documents.
 
     ``path``: ``file`` / ``dir`` / ``exists`` (either) must exist, ``prefix`` names files PREFIX.SUFFIX
     that must exist (`Context.prefix_suffixes`), ``any`` is resolved only; ``literals`` are strings accepted as they are instead of a path.
     ``inherit``: the field is the top-level section of that name with this entry's keys on top
     (a callable picks the section from the entry).
+    ``omit_default``: `to_plain` leaves the field out while it holds its default, so that a setting
+    added to a section later keeps the cache keys of every config that does not use it.
     """
     if path is not None and path not in PATH_KINDS:
         raise ValueError(f"path kind {path!r}")
     meta = {"help": help, "choices": choices, "minimum": minimum, "maximum": maximum,
             "greater_than": greater_than, "path": path,
-            "literals": literals, "doc_default": doc_default, "inherit": inherit}
+            "literals": literals, "doc_default": doc_default, "inherit": inherit, "omit_default": omit_default}
     if default_factory is not MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -473,7 +475,7 @@ def _dataclass_of(tp: Any) -> type:
 def to_plain(obj: Any) -> Any:
     """A section (or anything inside one) as JSON-able data: the canonical form for cache keys."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if not _left_out(obj, f)}
     if isinstance(obj, dict):
         return {str(k): to_plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -481,6 +483,14 @@ def to_plain(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     return obj
+
+
+def _left_out(obj: Any, f: dataclasses.Field) -> bool:
+    """Whether `to_plain` leaves ``f`` of ``obj`` out: an ``omit_default`` setting at its default."""
+    if not f.metadata.get("omit_default"):
+        return False
+    default = f.default_factory() if f.default_factory is not MISSING else f.default
+    return getattr(obj, f.name) == default
 
 
 # ---------------------------------------------------------------- documentation

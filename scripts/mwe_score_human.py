@@ -46,6 +46,7 @@ from scipy import stats as sps
 from mwemt.evaluate.bootstrap import resample_indices
 from mwemt.evaluate.meta_eval import percentile_ci
 from mwemt.evaluate.mwe_match import MweMatching, format_matching
+from mwemt.evaluate.mwe_precision import DEFAULT_WASTE, MwePrecisionScore
 from mwemt.evaluate.mwe_score import (
     DEFAULT_ALIGN_CONFIG,
     DEFAULT_MATCHING,
@@ -132,9 +133,27 @@ class Variant(NamedTuple):
     window: int = 0
     table_min_count: int | None = None  # None: single reference; else alternatives from the table
     table_sources: tuple[str, ...] | None = None  # None: every source of the table
+    metric: str = "mwe"  # or "mwe-p": one-to-one pairing, wasted words charged (mwemt.evaluate.mwe_precision)
+    waste: float = DEFAULT_WASTE  # mwe-p's charge of a wasted word
+    references: bool = True  # pass the reference sentences (mwe-p does not charge their words)
 
 
 DEFAULT_VARIANT = "default"  # MweScore's defaults
+PRECISION_VARIANT = "mwe-p"  # MwePrecisionScore's defaults
+
+
+def precision_variants(default: Variant) -> list[Variant]:
+    """``mwe-p`` (the default's candidates and matching, one-to-one pairing, wasted words charged),
+    at other waste charges, without the window and without the reference sentences."""
+    base = default._replace(name=PRECISION_VARIANT, what=f"mwe-p: the default, one-to-one, waste "
+                            f"{DEFAULT_WASTE:g}", metric="mwe-p", precision=0.0)
+    out = [base]
+    for waste in (1 / 3, 0.75, 1.0, 2.0):
+        out.append(base._replace(name=f"mwe-p,waste{waste:.2g}", what=f"mwe-p, waste {waste:.2g}", waste=waste))
+    out.append(base._replace(name="mwe-p-window", what="mwe-p without the window", window=0))
+    out.append(base._replace(name="mwe-p-references", what="mwe-p charging words of the reference sentence too",
+                             references=False))
+    return out
 
 
 def table_variants(default: Variant) -> list[Variant]:
@@ -196,6 +215,7 @@ def variants(wordnet: bool) -> list[Variant]:
                          function_weight=m.function_weight)
         out.append(default._replace(name=f"default+{name}", what=f"the default plus {name}", matching=merged))
     out.append(default._replace(name="default+prec0.25", what="the default plus precision 0.25", precision=0.25))
+    out += precision_variants(default)
     return out
 
 
@@ -210,7 +230,11 @@ def scorer_for(v: Variant, wordnet_path: Path | None, table=None, table_name: st
         table_name += ":" + "+".join(v.table_sources)
     alts = {} if v.table_min_count is None else {"alternatives": "table", "table": table,
                                                   "table_min_count": v.table_min_count, "table_name": table_name}
-    return MweScore("it", pretokenized=True, align=MweAlignSettings("none", window=v.window), matching=v.matching,
+    align = MweAlignSettings("none", window=v.window)
+    if v.metric == "mwe-p":
+        return MwePrecisionScore("it", pretokenized=True, align=align, matching=v.matching, wordnet=wn,
+                                 waste=v.waste, **alts)
+    return MweScore("it", pretokenized=True, align=align, matching=v.matching,
                     precision=v.precision, wordnet=wn, compat=v.compat, **alts)
 
 
@@ -313,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     flat = np.array([offsets[k] + m for k, m in rows_of_mwe])
     hyps = [it.meta["mt_it"] for it in items]
     refs = [it.mwes for it in items]
+    references = [it.reference for it in items]
     labels = np.array([r["label"] for r in rows])
     groups = np.array([r["snt_id"] for r in rows])
 
@@ -347,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         all_variants += table_variants(default)
     for v in all_variants:
         scorer = scorer_for(v, args.wordnet, table, args.table.name if args.table else "")
-        stats = scorer.sentence_stats(hyps, refs, alignments if v.aligned else None)
+        stats = scorer.sentence_stats(hyps, refs, alignments if v.aligned else None,
+                                      references=references if v.references else None)
         add(v.name, v.what, np.nan_to_num(stats.info["mwe_scores"][flat] * 100.0, nan=0.0))
         signatures[v.name] = str(scorer.signature(stats)).replace("align:given", f"align:{align_signature}")
     add("all-words-exact", "every reference word found exactly (0/100), whole hypothesis",
@@ -355,7 +381,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, values in sentence_baselines(items, rows_of_mwe).items():
         add(name, "sacrebleu sentence score of the MT sentence vs the reference sentence", values)
     differences = {"default - today": paired_auc_difference(scores_of[DEFAULT_VARIANT], scores_of["today"], labels,
-                                                            groups, args.bootstrap, args.seed)}
+                                                            groups, args.bootstrap, args.seed),
+                   f"{PRECISION_VARIANT} - default": paired_auc_difference(
+                       scores_of[PRECISION_VARIANT], scores_of[DEFAULT_VARIANT], labels, groups, args.bootstrap,
+                       args.seed)}
     for name in scores_of:
         if name.startswith("default+alts"):
             differences[f"{name} - default"] = paired_auc_difference(scores_of[name], scores_of[DEFAULT_VARIANT],
@@ -370,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
                 differences[f"{name} - tesla"] = paired_auc_difference(tesla[name], tesla["tesla"], labels, groups,
                                                                        args.bootstrap, args.seed)
     ref_ok = np.array([r["ref_check"].strip().upper() == "Y" for r in rows])
-    for name in ("today", DEFAULT_VARIANT):
+    for name in ("today", DEFAULT_VARIANT, PRECISION_VARIANT):
         results[f"{name}, ref_check=Y"] = agreement(scores_of[name][ref_ok], labels[ref_ok], groups[ref_ok],
                                                     args.bootstrap, args.seed)
         whats[f"{name}, ref_check=Y"] = f"{name} on the rows whose reference MWE was checked correct"

@@ -193,8 +193,7 @@ up() {
   cat >&2 <<EOF
 slurm-local: try it:
   sinfo; squeue; sacct
-  mwemt run configs/demo.yaml --executor slurm --set slurm.cpus=1 --set slurm.mem=2G \
-      --set slurm.train.cpus=1 --set slurm.train.mem=2G --set slurm.train.gpus=0   # a small node, no GPU
+  mwemt run configs/demo.yaml --executor slurm --systems baseline   # jobs get what the node has: no GPU here
   scripts/slurm-local.sh down
 logs: $STATE/log; mwemt's job logs: RUN/slurm/JOBID/
 EOF

@@ -79,12 +79,14 @@ def test_reference_without_words_is_not_scored(scorer):
 
 def test_alignment_restricts_search(scorer):
     mwe = TestMwe((0, 1, 2), "a lot of", "un sacco di")
-    hyp = "un sacco di pesci"
+    hyp = "un sacco pieno di pesci"   # the reference's words are not in a row: alignment decides
     assert scorer.sentence_score(hyp, [mwe]) == 100.0
-    # only hypothesis token 2 ("di") is aligned: un -> di 2/2, sacco -> di 5 capped -> 1, di -> 0
-    assert scorer.sentence_score(hyp, [mwe], alignment=[(0, 2)]) == pytest.approx(100 * (1 - 2 / 3))
+    # only hypothesis token 3 ("di") is aligned: un -> di 2/2, sacco -> di 5 capped -> 1, di -> 0
+    assert scorer.sentence_score(hyp, [mwe], alignment=[(0, 3)]) == pytest.approx(100 * (1 - 2 / 3))
     # nothing aligned to the MWE: nothing to match
-    assert scorer.sentence_score(hyp, [mwe], alignment=[(5, 3)]) == 0.0
+    assert scorer.sentence_score(hyp, [mwe], alignment=[(5, 4)]) == 0.0
+    # the reference's words in a row count whatever the alignment (tests/test_mwe_identity.py)
+    assert scorer.sentence_score("un sacco di pesci", [mwe], alignment=[(5, 3)]) == 100.0
     with pytest.raises(ValueError):
         scorer.sentence_score(hyp, [mwe], alignment=[(0, 9)])
 
@@ -312,12 +314,12 @@ def test_alignment_window_adds_neighbors():
     from mwemt.evaluate.mwe_score import MweAlignSettings
 
     mwe = TestMwe((0, 1, 2), "a lot of", "un sacco di")
-    hyp = "un sacco di pesci"
+    hyp = "pesci di un sacco"   # not the reference's words in a row: alignment decides
     win = chars(align=MweAlignSettings("none", window=1))
-    # token 1 ("sacco") is aligned; the window adds "un" and "di"
-    assert win.sentence_score(hyp, [mwe], alignment=[(1, 1)]) == 100.0
-    assert chars().sentence_score(hyp, [mwe], alignment=[(1, 1)]) == pytest.approx(100 * (1 - 2 / 3))
-    stats = win.sentence_stats([hyp], [[mwe]], [[(1, 1)]])
+    # token 2 ("un") is aligned; the window adds "di" and "sacco"
+    assert win.sentence_score(hyp, [mwe], alignment=[(1, 2)]) == 100.0
+    assert chars().sentence_score(hyp, [mwe], alignment=[(1, 2)]) == pytest.approx(100 * (1 - 2 / 3))
+    stats = win.sentence_stats([hyp], [[mwe]], [[(1, 2)]])
     assert win.signature(stats).get("align") == "given,win1"
 
 

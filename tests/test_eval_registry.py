@@ -28,8 +28,8 @@ from mwemt.evaluate.tesla import Tesla
 
 
 def test_builtin_names_map_to_their_classes():
-    assert metric_names() == ("bleu", "chrf", "chrf++", "mwe", "mwe-idiomatic", "mwe-literal", "tesla", "tesla-comp",
-                              "tesla-01", "liter", "term-use", "mwe-alts")
+    assert metric_names() == ("bleu", "chrf", "chrf++", "mwe", "mwe-p", "mwe-idiomatic", "mwe-literal", "tesla",
+                              "tesla-comp", "tesla-01", "liter", "term-use", "mwe-alts")
     assert [metric_class(n) for n in ("bleu", "chrf", "chrf++", "mwe", "tesla-01")] == [Bleu, Chrf, Chrf, MweScore, Tesla]
     chrfpp = build_metric("chrf++", MetricOptions(lowercase=True))
     assert (chrfpp.key, chrfpp.name, chrfpp.word_order, chrfpp.lowercase) == ("chrf++", "chrF++", 2, True)
@@ -43,7 +43,7 @@ def test_unknown_metric_names_the_known_ones():
         build_metric("chrff")
     message = str(err.value)
     assert "unknown metric 'chrff'" in message and "did you mean 'chrf'" in message
-    assert "bleu, chrf, chrf++, mwe, mwe-idiomatic, mwe-literal, tesla, tesla-comp, tesla-01" in message and "TESLA" not in message
+    assert "bleu, chrf, chrf++, mwe, mwe-p, mwe-idiomatic, mwe-literal, tesla, tesla-comp, tesla-01" in message and "TESLA" not in message
     assert parse_metric_names("BLEU, chrf,mwe") == ["bleu", "chrf", "mwe"]
     for bad in ("bleu,meteor", "bleu,bleu", " , "):
         with pytest.raises(MwemtError):

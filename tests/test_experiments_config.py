@@ -102,7 +102,7 @@ def error_of(tmp_path: Path, text: str, overrides: tuple[str, ...] = ()) -> Conf
     ("  iob: {encoding: iob}", "  iob: {encoding: iob, model: {dropout: high}}", 10,
      "systems.iob.model.dropout: expected a number, got a string 'high'"),
     ("name: t", "name: t\ntrain: {max_epoch: ten}", 2, "train.max_epoch: expected an integer, got a string 'ten'"),
-    ("name: t", "name: t\nsubword: {vocab_size: 0}", 2, "subword.vocab_size: must be at least 8, got 0"),
+    ("name: t", "name: t\nsubword: {vocab_size: 0}", 2, "subword.vocab_size: must be at least 264, got 0"),
     ("name: t", "name: t\ntrain: {max_epoch: 0}", 2, "train.max_epoch: set train.max_epoch or train.max_update"),
     ("name: t", "name: t\nmodel: {factor_embed_dims: [48, 8, 8]}", 2,
      "model.factor_embed_dims: has 3 sizes but the system's encoding gives 1 source factor(s) (for systems.baseline)"),

@@ -312,7 +312,7 @@ def test_real_oewn_artifacts_and_inflections(shared):
     assert "give up" in [m.lemma for m in a.annotate_text("She gave up .").mwes]
 
 
-def test_testset_build_keeps_only_matches_above_the_threshold(toy_corpus, tmp_path):
+def test_testset_build_keeps_only_matches_above_the_threshold(toy_corpus, tmp_path, capsys):
     src, tgt, _ = toy_corpus
     raw_src = [x[:-2] + x[-1] for x in src]
     (tmp_path / "t.en").write_text("\n".join(raw_src[:80]) + "\n", encoding="utf-8")
@@ -336,10 +336,11 @@ def test_testset_build_keeps_only_matches_above_the_threshold(toy_corpus, tmp_pa
     # a threshold above every probability: nothing becomes a test MWE, and the report says why
     threshold = max(m.confidence for m in mwes) + 1e-3
     out2, rep2 = tmp_path / "none.jsonl", tmp_path / "none.json"
-    assert main([*common, "--mwe-threshold", f"{threshold:.4f}", "-o", str(out2), "--report", str(rep2), "-q"]) == 0
-    assert out2.read_text(encoding="utf-8").strip() == ""  # no item has an MWE left
-    removed = json.loads(rep2.read_text())["identification"]["removed"]
-    assert removed["mwe-context"] == json.loads(rep.read_text())["identification"]["kept"]
+    # no item has an MWE left: refused (issue 37), nothing written, and the message says why
+    assert main([*common, "--mwe-threshold", f"{threshold:.4f}", "-o", str(out2), "--report", str(rep2), "-q"]) == 2
+    assert not out2.exists() and not rep2.exists()
+    kept = json.loads(rep.read_text())["identification"]["kept"]
+    assert f"identification removed {kept} by mwe-context" in capsys.readouterr().err
 
 
 def test_test_parts_ignore_the_mwe_reading_probability():

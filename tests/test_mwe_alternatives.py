@@ -90,17 +90,16 @@ def test_cli_score_with_table_alternatives(tmp_path, capsys):
     base = ["score", "--hyp", str(tmp_path / "hyp.it"), "--testset", str(tmp_path / "t.jsonl"), "--metrics", "mwe",
             "--lang", "it", "--align", "none", "--mwe-match", "char", "--mwe-window", "0", "--json"]
     assert main(base + ["-o", str(tmp_path / "single.json")]) == 0
-    assert main(base + ["--mwe-alternatives", "table", "--mwe-table", str(tmp_path / "table.jsonl"),
+    both = [*base[:6], "mwe,mwe-alts", *base[7:]]
+    assert main(both + ["--mwe-alternatives", "table", "--mwe-table", str(tmp_path / "table.jsonl"),
                         "-o", str(tmp_path / "alts.json")]) == 0
     single = json.loads((tmp_path / "single.json").read_text())
     alts = json.loads((tmp_path / "alts.json").read_text())
 
-    def mwe_result(obj):
-        return next(m for m in obj["metrics"] if m["metric"] == "mwe") if isinstance(obj.get("metrics"), list) \
-            else obj["metrics"]["mwe"]
-
-    s, a = json.dumps(mwe_result(single)), json.dumps(mwe_result(alts))
+    s, a = json.dumps(single["metrics"]["mwe"]), json.dumps(alts["metrics"]["mwe-alts"])
     assert '"score": 0.0' in s and "alts:" not in s
     assert '"score": 100.0' in a and "alts:table[table.jsonl,keys1,min1]" in a
+    # mwe stays the single-reference score beside it (issue 37 item 4)
+    assert alts["metrics"]["mwe"] == {**single["metrics"]["mwe"]}
     assert "table" in json.dumps(alts["provenance"]["inputs"])
-    assert main(base + ["--mwe-alternatives", "table", "-o", str(tmp_path / "x.json")]) == 2
+    assert main(both + ["--mwe-alternatives", "table", "-o", str(tmp_path / "x.json")]) == 2

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from mwemt.augment.corpus import check_new_prefix, corpus_path, read_corpus, write_corpus
 from mwemt.augment.ratio import achieved_ratio, check_ratio, requested_pairs
-from mwemt.errors import MwemtError
+from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import iter_lines, iter_parallel
 from mwemt.preprocess.annotate import Annotator, AnnotatorConfig, build_annotator
 from mwemt.preprocess.tokenize import tokenize
@@ -30,7 +30,12 @@ from mwemt.provenance import file_record, manifest, portable_path, write_json
 
 
 class ReverseTranslator(Protocol):
-    """Translates target-language lines into the source language, one output line per input line."""
+    """Translates target-language lines into the source language, one output line per input line.
+
+    ``direction``: the (from, to) languages it translates, when it knows them (a model directory
+    does), checked against the back-translation's before any work; None when unknown."""
+
+    direction: tuple[str, str] | None
 
     def translate(self, lines: list[str]) -> list[str]: ...
 
@@ -41,10 +46,17 @@ class NmtReverseModel:
     """A model directory written by `mwemt train`, decoded with beam search or top-k sampling."""
 
     def __init__(self, model_dir: str | Path, *, beam: int = 5, sampling: bool = False, topk: int = -1,
-                 seed: int | None = None, batch_size: int = 32):
+                 seed: int | None = None, batch_size: int = 32, expected: tuple[str, str] | None = None):
+        """``expected``: the (from, to) languages the model must translate (the back-translation's
+        target and source), refused before the model loads when its preprocess.json says otherwise."""
+        from mwemt.nmt.modeldir import read_preprocess
         from mwemt.nmt.translate import Translator
 
         self.model_dir = Path(model_dir)
+        pre = read_preprocess(self.model_dir)   # cheap: the direction is checked before the model loads
+        self.direction = (str(pre["src_lang"]), str(pre["tgt_lang"]))
+        if expected is not None:
+            check_direction(self, expected)
         self.translator = Translator.load(self.model_dir)
         self.options = {"beam": beam, "sampling": sampling, "topk": topk, "seed": seed,
                         "batch_size": batch_size}
@@ -68,6 +80,8 @@ class PrecomputedTranslations:
     filtering, ratio and manifest from mwemt.
     """
 
+    direction = None   # made elsewhere: the languages are the user's word
+
     def __init__(self, mono_path: str | Path, translations_path: str | Path):
         self.paths = {"monolingual": mono_path, "translations": translations_path}
         self.by_text: dict[str, str] = {}
@@ -79,6 +93,20 @@ class PrecomputedTranslations:
 
     def describe(self) -> dict:
         return {"precomputed": {k: file_record(v) for k, v in self.paths.items()}}
+
+
+def check_direction(translator: ReverseTranslator, expected: tuple[str, str]) -> None:
+    """Refuse a reverse model that does not translate ``expected`` = (target, source) language: an EN->IT
+    model given as the IT->EN reverse model would 'translate' Italian as if it were English."""
+    direction = translator.direction
+    if direction is None or tuple(direction) == tuple(expected):
+        return
+    model_dir = getattr(translator, "model_dir", None)
+    raise InputError(f"the reverse model translates {direction[0]}->{direction[1]}, but back-translation into "
+                     f"{expected[1]} needs a {expected[0]}->{expected[1]} model",
+                     Path(model_dir) / "preprocess.json" if model_dir is not None else None,
+                     expected=f"src_lang {expected[0]!r} and tgt_lang {expected[1]!r}: train the reverse model "
+                              f"with src_lang {expected[0]} and tgt_lang {expected[1]}")
 
 
 @dataclass(frozen=True)
@@ -238,6 +266,7 @@ def augment_with_backtranslation(mono_path: str | Path, lexicon_path: str | Path
     if config.max_tokens < 1:
         raise MwemtError(f"max_tokens must be at least 1, not {config.max_tokens}: no sentence would be selected")
     check_ratio(config.ratio)
+    check_direction(translator, (config.tgt_lang, config.src_lang))
     src_path, tgt_path = corpus_path(train_prefix, config.src_lang), corpus_path(train_prefix, config.tgt_lang)
     check_new_prefix(out_prefix, [src_path, tgt_path, mono_path], config.src_lang, config.tgt_lang)
     train = read_corpus(train_prefix, config.src_lang, config.tgt_lang)

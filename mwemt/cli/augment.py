@@ -80,7 +80,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                "example:\n  mwemt augment dictionary --dict en-ita.multiwordnet.tsv --mwe-only \\\n"
                "      --train data/tatoeba/train --ratio 0.10 --seed 1 --out data/tatoeba/train.dict")
     d.add_argument("--dict", required=True, help="dictionary file")
-    d.add_argument("--dict-format", default="auto", choices=DICT_FORMATS)
+    d.add_argument("--dict-format", default="auto", choices=DICT_FORMATS,
+                   help="format of --dict: bilingual = source<TAB>target1; target2 lines; wn-aligned = the "
+                        "EN-xx synset-aligned TSV (header pwn30_synset ...); auto = wn-aligned when the header "
+                        "says so, else bilingual (default: %(default)s; see the formats below)")
     d.add_argument("--dict-side", default="source", choices=LEXICON_SIDES,
                    help="which dictionary side is the corpus source language: source = first/English "
                         "column (default: %(default)s)")
@@ -125,8 +128,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     b.add_argument("--mono", required=True, help="monolingual target-language text, one sentence a line (.gz ok)")
     b.add_argument("--target-lexicon", required=True, nargs="+", metavar="FILE",
                    help="MWE lexicon(s) of the target language; several files are used as one (their union)")
-    b.add_argument("--lexicon-format", default="auto",
-                   choices=LEXICON_FORMATS)
+    b.add_argument("--lexicon-format", default="auto", choices=LEXICON_FORMATS,
+                   help="format of --target-lexicon: list = one MWE per line (TAB columns after it optional); "
+                        "bilingual = source<TAB>target lines; oewn = the OEWN MWE TSV; wn-aligned = the EN-xx "
+                        "synset-aligned TSV (--lexicon-side picks its column); cupt = the MWEs annotated in a "
+                        "PARSEME .cupt file; lidioms = the LIdioms OntoLex Turtle (.ttl); epie = the EPIE lists "
+                        "(Formal_idioms.txt, Static_idioms.txt or their directory); "
+                        "auto = by extension, name and header, else list (default: %(default)s)")
     b.add_argument("--lexicon-side", default="target", choices=LEXICON_SIDES,
                    help="for wn-aligned lexicons: the column holding the target language "
                         "(default: %(default)s, i.e. the xx_lemmas column)")

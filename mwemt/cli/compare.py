@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from mwemt.cli.argtypes import float_range, non_negative_int, positive_int, seed
+from mwemt.cli.argtypes import float_range, int_range, non_negative_int, seed
 from mwemt.errors import MwemtError
 
 DESCRIPTION = """\
@@ -43,7 +43,7 @@ test set of --ref (and of --src), sentence by sentence."""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from mwemt.evaluate.bootstrap import DEFAULT_SAMPLES, DEFAULT_SEED
+    from mwemt.evaluate.bootstrap import DEFAULT_SAMPLES, DEFAULT_SEED, MIN_SAMPLES, MIN_SAMPLES_WHY
     from mwemt.evaluate.compare import CompareSettings
 
     d = CompareSettings()
@@ -91,7 +91,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="MWE counts in --train-src: most tokens between two components (default: %(default)s)")
     g.add_argument("--examples", type=non_negative_int(), default=d.examples,
                    help="examples per system and direction (default: %(default)s)")
-    g.add_argument("--bs-samples", type=positive_int(), default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")
+    g.add_argument("--bs-samples", type=int_range(MIN_SAMPLES, why=MIN_SAMPLES_WHY), default=DEFAULT_SAMPLES,
+                   help=f"bootstrap resamples, at least {MIN_SAMPLES} (default: %(default)s)")
     g.add_argument("--seed", type=seed(), default=DEFAULT_SEED, help="bootstrap seed (default: %(default)s)")
     p.add_argument("--output", "-o", default="report", help="report directory, replaced as a whole (default: %(default)s)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
@@ -140,7 +141,7 @@ def _settings(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from mwemt.cli.score import INPUT_OPTIONS, parse_systems
+    from mwemt.cli.score import INPUT_OPTIONS, mwe_table_options, parse_systems
     from mwemt.evaluate.compare import compare_systems, load_compare_inputs, write_report
     from mwemt.evaluate.inputs import MissingInputError
     from mwemt.evaluate.registry import MetricOptions, parse_metric_names
@@ -154,15 +155,13 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger("sacrebleu").setLevel(logging.WARNING)
     systems = ordered_systems(parse_systems(args.hyp), args.baseline)
     check_report_paths(args, systems)
+    options = MetricOptions(lang=args.lang, lowercase=args.lowercase, tesla_wordnet=not args.no_wordnet,
+                            **mwe_table_options(args, metrics or ()))   # checked before any file is read
     inputs = load_compare_inputs(systems, ref=args.ref, testset=args.testset, src=args.src, train_src=args.train_src,
                                  train_tgt=args.train_tgt, mwe_compositionality=args.mwe_compositionality,
                                  dictionary=args.dictionary, dictionary_format=args.dictionary_format,
                                  tesla_lexicon=args.tesla_lexicon, tesla_compositionality=args.compositionality,
                                  lang=args.lang, src_lang=args.src_lang)
-    from mwemt.cli.score import mwe_table_options
-
-    options = MetricOptions(lang=args.lang, lowercase=args.lowercase, tesla_wordnet=not args.no_wordnet,
-                            **mwe_table_options(args))
     config = {k: v for k, v in vars(args).items() if not k.startswith("_")}
     try:
         report = compare_systems(inputs, metrics, options, settings, progress=not args.quiet,

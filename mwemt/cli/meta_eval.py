@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from mwemt.cli.argtypes import non_negative_int, seed
+from mwemt.cli.argtypes import int_range, seed
 from mwemt.errors import MwemtError
 
 HUMAN_FORMAT_HELP = """\
@@ -76,6 +76,8 @@ examples:
       --source-text generaltest2023.zh-en.src.zh --reference-text generaltest2023.zh-en.ref.refA.en --out wmt23/"""
 
 
+
+
 def _human_args(p: argparse.ArgumentParser, required: bool) -> None:
     p.add_argument("--human", required=required, metavar="PATH", help="human judgments (see formats below)")
     p.add_argument("--human-format", default="auto", metavar="FORMAT",
@@ -84,6 +86,8 @@ def _human_args(p: argparse.ArgumentParser, required: bool) -> None:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    from mwemt.evaluate.bootstrap import MIN_SAMPLES
+
     p.epilog = EPILOG
     _human_args(p, required=False)
     p.add_argument("--human-lower-better", action="store_true",
@@ -96,10 +100,13 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="negate this metric (an error rate such as TER); repeatable")
     p.add_argument("--exclude-system", action="append", default=[], metavar="SYSTEM",
                    help="leave a system out (e.g. the human reference); repeatable")
-    p.add_argument("--bootstrap", type=non_negative_int(), default=1000,
-                   help="bootstrap resamples for confidence intervals, 0 for none (default: %(default)s)")
-    p.add_argument("--permutations", type=non_negative_int(), default=1000,
-                   help="random swaps per paired permutation test, 0 for none (default: %(default)s)")
+    p.add_argument("--bootstrap", type=int_range(MIN_SAMPLES, special={0: "no intervals"}), default=1000,
+                   help="bootstrap resamples for the 95%% confidence intervals; an interval from fewer "
+                        f"than {MIN_SAMPLES} is hardly more than their extremes, and reported intervals want "
+                        "1000 or more (default: %(default)s)")
+    p.add_argument("--permutations", type=int_range(MIN_SAMPLES, special={0: "no p-values"}), default=1000,
+                   help="random swaps per paired permutation test; with fewer than "
+                        f"{MIN_SAMPLES} no p-value can fall below 0.05 (default: %(default)s)")
     p.add_argument("--compare", metavar="A,B",
                    help="compare only these two metrics (default: every pair of --metric)")
     p.add_argument("--allow-partial", action="store_true",
@@ -149,8 +156,6 @@ def _meta_eval(args: argparse.Namespace) -> int:
 
     if not args.human or not args.metric:
         raise MwemtError("give --human and at least one --metric (or the extract action); see --help")
-    if args.bootstrap < 0 or args.permutations < 0:
-        raise MwemtError("--bootstrap and --permutations must be 0 or more")
     metrics = [_metric_name(s) for s in args.metric]
     names = [n for n, _ in metrics]
     if len(set(names)) != len(names):
@@ -196,7 +201,7 @@ def _meta_eval(args: argparse.Namespace) -> int:
                                  "orientation": "higher is better for every score (error scores negated)",
                                  "provenance": manifest("meta-eval", inputs=inputs, config=config, seed=args.seed)})
     else:
-        parts = [human.describe(), format_meta_table(comparison.results)]
+        parts = [human.describe(), format_meta_table(comparison.results) + _undefined_note(comparison.results)]
         if comparison.pairs:
             parts.append(format_paired_table(comparison))
         if comparison.clusters and len(grids) > 2:
@@ -204,6 +209,19 @@ def _meta_eval(args: argparse.Namespace) -> int:
         with atomic_write(args.output) as fh:
             fh.write("\n".join(parts))
     return 0
+
+
+def _undefined_note(results) -> str:
+    """Lines explaining every statistic shown as nan: undefined on these scores, and why."""
+    from mwemt.evaluate.report import SHORT_LABELS
+
+    lines = []
+    for r in results:
+        for key, why in r.undefined.items():
+            lines.append(f"  {r.metric} {SHORT_LABELS.get(key, key)}: {why}")
+    if not lines:
+        return ""
+    return "nan: the statistic is undefined on these scores, because\n" + "\n".join(lines) + "\n"
 
 
 def _compare_pair(spec: str | None, names: list[str]) -> tuple[str, str] | None:

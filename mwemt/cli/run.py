@@ -22,15 +22,16 @@ one per core), each with its share of the cores; the results do not depend on --
 (or `executor: slurm` in the config) every stage is a Slurm job instead, with the resources of the config's
 `slurm:` section; the stage keys and results are the same, so a run moves between the two and resumes on either.
 
-Writes RUN/results.md, results.json, results.csv, results.png, a comparison report per test set in
-RUN/report/TEST/ (index.html: open it in a browser; report.md, report.json; as `mwemt compare` writes
-it: MWE hit rates by bucket, a per-MWE table, examples where systems differ) and RUN/manifest.json
+Writes RUN/results.md, results.json, results.csv, results.png, a comparison report per test set (with two
+or more systems) in RUN/report/TEST/ (index.html: open it in a browser; report.md, report.json; as `mwemt
+compare` writes it: MWE hit rates by bucket, a per-MWE table, examples where systems differ) and RUN/manifest.json
 (config, versions, seed, every stage's key, timing and output hashes); stages live in RUN/stages/."""
 
 EPILOG = """\
 examples:
   mwemt run configs/paper-small.yaml                        # runs/paper-small/
   mwemt run configs/paper-small.yaml --systems baseline,iob # only these systems (+ the baseline)
+  mwemt run configs/paper-small.yaml --systems baseline     # one system: scores, no comparison report
   mwemt run configs/demo.yaml --set train.max_epoch=5 --run-dir runs/demo-quick
   mwemt run configs/paper-small.yaml --jobs 1                # one stage at a time
   mwemt run configs/paper-small.yaml --executor slurm --set slurm.partition=gpu --set slurm.account=mylab
@@ -51,7 +52,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run-dir", help="run directory (default: runs/NAME, NAME from the config)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set train.max_epoch=3 (repeatable; YAML values)")
-    p.add_argument("--systems", help="comma-separated subset of the config's systems (the baseline is always run)")
+    p.add_argument("--systems", help="comma-separated subset of the config's systems (the baseline is always run); "
+                                     "one system is scored and tabled, with no comparison report")
     add_jobs_argument(p)
     p.add_argument("--executor", choices=("local", "slurm"),
                    help="where the stages run: local worker processes, or one Slurm job per stage (submitit; "
@@ -61,7 +63,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--publish", metavar="DIR",
                    help="also copy the results, every system's translations (hyps/SYSTEM.TEST.txt), the references "
                         "and MWE test sets (refs/) and rescore.sh (the `mwemt score` commands that reproduce "
-                        "results.json from them) into DIR, e.g. results/NAME")
+                        "results.json from them) into DIR, e.g. results/NAME; DIR (a new directory or an earlier "
+                        "publish's, outside the run directory) is checked before the run starts")
     p.add_argument("--dry-run", action="store_true",
                    help="check the config, print it resolved (every default, every system's sections) as JSON "
                         "and exit")

@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from mwemt.cli.argtypes import float_range, int_range, non_negative_int, positive_int, seed
+from mwemt.cli.argtypes import float_range, int_range, non_negative_int, seed
 from mwemt.errors import MwemtError
 
 EPILOG = """\
 metrics (--metrics, comma-separated):
   bleu, chrf, chrf++   sacrebleu on detokenized text, case-sensitive (sacrebleu signatures)
-  mwe                  MWE score (Zaninello & Birch 2020): needs --testset with MWE reference translations
+  mwe                  MWE score (Zaninello & Birch 2020): needs --testset with MWE reference translations;
+                       always the single reference
   mwe-alts             the MWE score crediting every acceptable translation, beside mwe: --mwe-alternatives'
                        mode, else table with --mwe-table, else testset (the items' alternatives)
   tesla                TESLA-like n-gram matching (lemmas; synonyms and POS with WordNet for English)
@@ -24,8 +26,13 @@ metrics (--metrics, comma-separated):
   term-use             term use (Dinu et al. 2019): % of MWEs whose given translation the output uses (--testset,
                        --terms or --mwe-table; --term-match lemma tolerates inflection)
 
-The MWE score credits the closest acceptable translation with --mwe-alternatives table --mwe-table T
-(T from `mwemt testset build`'s sibling `mwemt testset table`); the default is the single reference.
+mwe-alts credits the closest acceptable translation, with --mwe-alternatives table --mwe-table T the
+table's too (T from `mwemt testset table`); mwe stays the single-reference score, so --metrics
+mwe,mwe-alts gives both side by side. --mwe-alternatives without mwe-alts in --metrics is an error.
+
+A score that is undefined on the test set prints n/a (null in --json), never 0, and has no p-value:
+mwe and mwe-alts when no sentence has an MWE (a test set without MWEs), term-use when no MWE has a
+given translation, liter when no MWE has a blocklist.
 
 The first --hyp is the baseline of the paired bootstrap (--paired-bs). Scores are on a 0-100 scale.
 Hypotheses and references are plain text, one sentence per line; an empty hypothesis line is allowed
@@ -41,6 +48,9 @@ examples:
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --extra train.en train.it
       # the same, with extra parallel text for better alignment statistics
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align sys.align   # given links
+  mwemt score --hyp A=hyps/A.t.txt --align alignments/A.t.align.gz --hyp B=hyps/B.t.txt \
+      --align alignments/B.t.align.gz --testset refs/t.jsonl --metrics mwe --lang it
+      # a published run's links (rescore.sh): the run's MWE scores and signatures, bit for bit
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align none        # whole sentence
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --mwe-compat zaninello2020 --width 3
       # the published scorer's rules (Zaninello & Birch 2020): compare with the paper's figures x 100
@@ -57,7 +67,7 @@ Every choice is in the MWE signature."""
 
 def configure(p: argparse.ArgumentParser) -> None:
     from mwemt.cli.align import add_aligner_arguments
-    from mwemt.evaluate.bootstrap import DEFAULT_SAMPLES, DEFAULT_SEED
+    from mwemt.evaluate.bootstrap import DEFAULT_SAMPLES, DEFAULT_SEED, MIN_SAMPLES, MIN_SAMPLES_WHY
     from mwemt.evaluate.mwe_compat import COMPAT_MODES
     from mwemt.evaluate.mwe_score import AVERAGES, DEFAULT_ALIGN_CONFIG
 
@@ -78,9 +88,12 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="MWE score: hypotheses are already tokenized (split on spaces, no Moses)")
     g = p.add_argument_group("MWE score")
     g.add_argument("--align", action="append", metavar="eflomal|none|PATH",
-                   help="MWE score: 'eflomal' (default) aligns each hypothesis to the test set's sources "
+                   help="MWE scores: 'eflomal' (default) aligns each hypothesis to the test set's sources "
                         "with the project's aligner, 'none' searches the whole hypothesis, PATH gives Pharaoh "
-                        "i-j links source->hypothesis (one file per --hyp, in order)")
+                        "i-j links source->hypothesis (one file per --hyp, in order; .gz read as the text "
+                        "inside; a first line '# aligner: DESC' names the aligner, which the signature then "
+                        "says instead of align:given, and a line 'skipped' a sentence it could not align, "
+                        "searched in the whole hypothesis: the files `mwemt run --publish` writes)")
     g.add_argument("--src-lang", default="en", help="source language of --extra text (default: %(default)s)")
     g.add_argument("--mwe-match", default=None, metavar="SPEC",
                    help=f"MWE score: word matching, 'char' (characters only) or NAME[=VALUE],... "
@@ -104,7 +117,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "predictions (default: median, measured in docs/tesla.md; 0.5 with a lexicon column only)")
     p.add_argument("--no-wordnet", action="store_true", help="TESLA: do not use WordNet even for English")
     p.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling against the first system")
-    p.add_argument("--bs-samples", type=positive_int(), default=DEFAULT_SAMPLES, help="bootstrap resamples (default: %(default)s)")
+    p.add_argument("--bs-samples", type=int_range(MIN_SAMPLES, why=MIN_SAMPLES_WHY), default=DEFAULT_SAMPLES,
+                   help=f"bootstrap resamples, at least {MIN_SAMPLES} (default: %(default)s)")
     p.add_argument("--seed", type=seed(), default=DEFAULT_SEED,
                    help="bootstrap seed (default: %(default)s, as sacrebleu)")
     p.add_argument("--json", action="store_true", help="write JSON (scores, signatures, provenance)")
@@ -154,14 +168,21 @@ def align_mode(args: argparse.Namespace) -> str:
     return "files"
 
 
+def _aligned_metrics(metrics: Sequence[str]) -> list[str]:
+    """The metrics of ``metrics`` that read word alignments (the MWE scores)."""
+    from mwemt.evaluate.registry import metric_class
+
+    return [m for m in metrics if metric_class(m).uses_alignments]
+
+
 def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
     if args.bs_samples < 1:
         raise MwemtError("--bs-samples must be at least 1")
     if args.width < 0:
         raise MwemtError("--width must be 0 or more")
     mode = align_mode(args)
-    if args.align and "mwe" not in metrics:
-        raise MwemtError("--align only affects the mwe metric; add it to --metrics")
+    if args.align and not _aligned_metrics(metrics):
+        raise MwemtError("--align only affects the MWE scores (mwe, mwe-alts, mwe-p, ...); add one to --metrics")
     if mode == "files" and len(args.align) != len(args.hyp):
         raise MwemtError(f"{len(args.align)} --align files for {len(args.hyp)} --hyp files; give one per system")
     if args.mwe_compat and (args.align and mode != "none" or args.mwe_match or args.mwe_precision
@@ -172,6 +193,7 @@ def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
         raise MwemtError("--mwe-window must be 0 or more")
     if (args.extra or args.extra_tsv) and mode != "eflomal":
         raise MwemtError("--extra/--extra-tsv add statistics to the aligner; they need --align eflomal (the default)")
+    mwe_table_options(args, metrics)   # --mwe-alternatives and its table, before any file is read
 
 
 def add_mwe_table_arguments(p: argparse.ArgumentParser, mwe_group, dictionary: bool = True) -> None:
@@ -181,8 +203,9 @@ def add_mwe_table_arguments(p: argparse.ArgumentParser, mwe_group, dictionary: b
     from mwemt.evaluate.term_use import TERM_MATCHES
 
     mwe_group.add_argument("--mwe-alternatives", choices=ALTERNATIVE_MODES, default="none",
-                           help="MWE score: credit the closest acceptable translation: none (the single reference, "
-                                "default), testset (the test items' alternatives) or table (those and --mwe-table's)")
+                           help="mwe-alts: which acceptable translations it credits besides the reference: testset "
+                                "(the test items' alternatives) or table (those and --mwe-table's); default none: "
+                                "table with --mwe-table, else testset. The mwe metric is always the single reference")
     mwe_group.add_argument("--mwe-table", metavar="JSONL",
                            help="MWE translation table (`mwemt testset table`): alternatives for --mwe-alternatives "
                                 "table, and term use's given translations when --terms is not given")
@@ -225,7 +248,7 @@ def _align_settings(args: argparse.Namespace, metrics: list[str]):
 
     mode = align_mode(args)
     window = {} if args.mwe_window is None else {"window": args.mwe_window}
-    if mode != "eflomal" or "mwe" not in metrics or args.mwe_compat:
+    if mode != "eflomal" or not _aligned_metrics(metrics) or args.mwe_compat:
         return MweAlignSettings("none" if mode == "none" else "eflomal", **window)
     config, cache = aligner_settings(args)
     extra = read_extra_args(args, args.src_lang, args.lang)
@@ -246,11 +269,15 @@ def _metric_options(args: argparse.Namespace, metrics: list[str] = ()):
                          mwe_align=_align_settings(args, list(metrics)), mwe_matching=_matching(args),
                          mwe_precision=args.mwe_precision, mwe_wordnet=args.mwe_wordnet, mwe_compat=args.mwe_compat,
                          tesla_wordnet=not args.no_wordnet, tesla_default=_tesla_default(args.tesla_default),
-                         **mwe_table_options(args))
+                         **mwe_table_options(args, metrics))
 
 
-def mwe_table_options(args: argparse.Namespace) -> dict:
-    """The MetricOptions fields of `add_mwe_table_arguments`."""
+def mwe_table_options(args: argparse.Namespace, metrics: Sequence[str]) -> dict:
+    """The MetricOptions fields of `add_mwe_table_arguments`, checked against the ``metrics`` scored:
+    --mwe-alternatives only feeds mwe-alts (mwe is always the single reference)."""
+    if args.mwe_alternatives != "none" and "mwe-alts" not in metrics:
+        raise MwemtError(f"--mwe-alternatives {args.mwe_alternatives} only affects the mwe-alts metric (mwe is always "
+                         "the single-reference score); add mwe-alts to --metrics")
     if args.mwe_alternatives == "table" and not args.mwe_table:
         raise MwemtError("--mwe-alternatives table needs --mwe-table FILE (`mwemt testset table`)")
     return {"mwe_alternatives": args.mwe_alternatives, "mwe_table": args.mwe_table,
@@ -294,6 +321,19 @@ def _report_normalized(inputs) -> None:
               "zero-width space or word joiner removed, or characters composed to NFC; the scores are of the "
               f"normalized text and their signatures say norm:{NORMALIZATION} (they are not sacrebleu's numbers "
               "for the raw file)", file=sys.stderr)
+
+
+def _report_tokenized(inputs, metrics: Sequence[str]) -> None:
+    """On stderr, once per system: BLEU of hypotheses that look tokenized (sacrebleu's check, said in one line)."""
+    from mwemt.evaluate.sacrebleu_metrics import tokenized_periods
+
+    if "bleu" not in metrics:
+        return
+    for system in inputs.systems:
+        n = tokenized_periods(system.hyps)
+        if n >= 100:
+            print(f"mwemt score: note: {system.path or system.name}: {n} hypotheses end in a tokenized period "
+                  "(' .'): BLEU on tokenized text is not comparable with BLEU on detokenized text", file=sys.stderr)
 
 
 def _report_mwe_notes(run) -> None:
@@ -355,6 +395,7 @@ def run(args: argparse.Namespace) -> int:
 
         check_sentence_score_keys(inputs)   # before any work: rows that meta-eval could not read back
     _report_normalized(inputs)
+    _report_tokenized(inputs, metrics)
     result = _score(args, inputs, metrics)
     _report_mwe_notes(result)
     if args.sentence_scores:

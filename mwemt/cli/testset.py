@@ -124,7 +124,11 @@ def _configure_table(b: argparse.ArgumentParser) -> None:
     d = b.add_argument_group("bilingual dictionary")
     d.add_argument("--dictionary", help="bilingual dictionary: its MWE translations join the table "
                                         "(bilingual TSV or WordNet-aligned TSV such as en-ita.multiwordnet.tsv)")
-    d.add_argument("--dictionary-format", default="auto", choices=("auto", "bilingual", "wn-aligned"))
+    d.add_argument("--dictionary-format", default="auto", choices=("auto", "bilingual", "wn-aligned"),
+                   help="format of --dictionary: bilingual = source<TAB>target1; target2 lines (';' separates "
+                        "synonyms); wn-aligned = the EN-xx synset-aligned TSV (header pwn30_synset ..., every "
+                        "English lemma of a synset with every target one); auto = wn-aligned when the header "
+                        "says so, else bilingual (default: %(default)s)")
     d.add_argument("--dict-side", default="source", choices=("source", "target"),
                    help="which dictionary column is the source language (default: %(default)s)")
     d.add_argument("--dictionary-all", action="store_true",

@@ -7,7 +7,8 @@ import sys
 
 from mwemt.cli.argtypes import int_range, non_negative_int, positive_int, seed, workers
 from mwemt.nmt.config import DEVICES
-from mwemt.nmt.translate import CONSTRAINT_ORDERS, DECODE_PRECISIONS, INPUT_FORMATS, SOURCE_MWES
+from mwemt.nmt.constraints import CONSTRAINT_MODES
+from mwemt.nmt.translate import DECODE_PRECISIONS, INPUT_FORMATS, SOURCE_MWES
 
 EPILOG = """\
 examples:
@@ -24,6 +25,12 @@ examples:
   # lexically constrained decoding (any model, e.g. the baseline): each source MWE the table lists must
   # appear in the output as its best translation; bench/constrained_decode.py measures the slowdown
   mwemt translate --model runs/baseline/model -i test.en -o test.hyp.it --constraints mwe-table.jsonl
+  # judged constraints: only MWEs in context the plain output missed, the model picks the candidate, and a
+  # constrained output is kept only within the score drop tuned on the VALIDATION split (never a test set)
+  mwemt translate --model runs/baseline/model -i valid.en -o /dev/null --constraints mwe-table.jsonl \
+      --constraint-mode judged --constraint-tune valid.en valid.it --constraint-tuning threshold.json
+  mwemt translate --model runs/baseline/model -i test.en -o test.hyp.it --constraints mwe-table.jsonl \
+      --constraint-mode judged --constraint-threshold threshold.json
 
 The source is tokenized, lemmatized and MWE-annotated exactly as the training data was (the
 model directory's preprocess.json and lexicon copy), segmented with its sentencepiece model,
@@ -42,10 +49,18 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", default=None, help="checkpoint file name (default: checkpoint_best.pt)")
     p.add_argument("--beam", type=positive_int(), default=5, help="beam size (default: %(default)s)")
     p.add_argument("--batch-size", type=positive_int(), default=128,
-                   help="sentences per batch (default: %(default)s; bench/decode_speed.py: 1.22x batch 32, same output)")
-    p.add_argument("--sampling", action="store_true", help="sample instead of beam search")
-    p.add_argument("--topk", type=int_range(1, special={-1: "all"}), default=-1, help="with --sampling: sample from the k best tokens")
-    p.add_argument("--seed", type=seed(), default=None, help="random seed (for --sampling)")
+                   help="sentences per batch (default: %(default)s; bench/decode_speed.py: 1.22x batch 32); plain beam "
+                        "search (not --constraints) gives the same output at any batch size, each line ending at its own length "
+                        "limit (1.2 x its source pieces + 10)")
+    p.add_argument("--sampling", action="store_true",
+                   help="sample one output per line instead of beam search; without --seed every run samples "
+                        "differently, and even with it the output depends on --batch-size (the batch draws "
+                        "its random numbers together)")
+    p.add_argument("--topk", type=int_range(1, special={-1: "all"}), default=-1,
+                   help="with --sampling: sample from the k most likely tokens (default: %(default)s = all tokens)")
+    p.add_argument("--seed", type=seed(), default=None,
+                   help="random seed of --sampling, for the same output on every run (default: none: a new "
+                        "sample each run); beam search needs none")
     p.add_argument("--input-format", choices=INPUT_FORMATS, default="raw",
                    help="raw text (default), Moses-tokenized text, or lines from `mwemt annotate`")
     p.add_argument("--source-mwes", choices=SOURCE_MWES, default="identified",
@@ -66,13 +81,32 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "translation table (JSONL): the source MWEs the table lists (its multi-word keys, "
                         "lemmatized as the model's training source) must appear in the output as their best "
                         "translation, segmented by the model's target subword model")
-    p.add_argument("--constraint-order", choices=CONSTRAINT_ORDERS, default="unordered",
-                   help="with --constraints: anywhere in the output (default) or in source order")
+    p.add_argument("--constraint-mode", "--constraint-order", dest="constraint_mode", choices=CONSTRAINT_MODES,
+                   default="unordered",
+                   help="with --constraints: force every table MWE's best translation anywhere in the output "
+                        "(unordered, default) or in source order (ordered); or judged: only MWEs the MWE-in-context "
+                        "classifier reads as MWEs and the plain output lacks (lemma-aware), each decoded with each "
+                        "candidate translation (attested, then dictionary by target-side frequency), the model's "
+                        "best kept only within --constraint-threshold of the plain output's score (docs/nmt.md)")
     p.add_argument("--constraint-min-count", type=non_negative_int(), default=1, metavar="N",
                    help="least alignment count of a table translation used as a constraint; dictionary "
-                        "translations always qualify (default: %(default)s)")
+                        "translations qualify while dictionary is among --constraint-sources (default: %(default)s)")
     p.add_argument("--constraint-sources", nargs="+", default=["aligned", "dictionary"],
                    choices=["aligned", "dictionary"], help="table translations used as constraints (default: both)")
+    p.add_argument("--constraint-candidates", type=positive_int(), default=3, metavar="N",
+                   help="judged: candidate translations per MWE, each decoded once (default: %(default)s)")
+    p.add_argument("--constraint-threshold", default=None, metavar="DROP|FILE",
+                   help="judged: the largest drop of the length-normalized model score (log-probability per token) "
+                        "a constrained output may cost against the plain one: a number, or the tuning record "
+                        "--constraint-tuning wrote")
+    p.add_argument("--constraint-tune", nargs=2, default=None, metavar=("VALID_SRC", "VALID_REF"),
+                   help="judged: first tune the threshold on this VALIDATION pair (best BLEU; never a test set), "
+                        "then translate --input with it")
+    p.add_argument("--constraint-tuning", default=None, metavar="FILE",
+                   help="with --constraint-tune: write the tuning record (threshold, BLEU curve) here")
+    p.add_argument("--constraint-mwe-context", default="bundled", metavar="bundled|none|PATH",
+                   help="judged: the MWE-in-context classifier that decides which table matches are MWEs "
+                        "(default: the bundled English OEWN model at its own threshold; none: every match)")
     p.add_argument("--threads", type=workers(zero="one per core"), default=1,
                    help="torch CPU threads; 0 = one per core (default: %(default)s, fastest on a shared machine)")
     p.add_argument("--device", choices=DEVICES, default="auto",
@@ -91,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     source = "<stdin>" if args.input == "-" else args.input
     lines = read_lines(args.input)
     check_source_lengths(lines, source)  # before the model loads: a line too long to decode is refused now
+    options = constraint_options(args)   # so are inconsistent --constraint* options
     translator = Translator.load(args.model, checkpoint=args.checkpoint, threads=args.threads or None,
                                  lexicon=args.lexicon, device=args.device,
                                  precision=args.precision)
@@ -103,21 +138,75 @@ def run(args: argparse.Namespace) -> int:
             raise MwemtError("--hint-min-count must be 0 or more")
         hints = translator.hint_inserter(args.hint_table, HintConfig(min_count=args.hint_min_count,
                                                                      sources=tuple(args.hint_sources)))
-    constraints = None
+    decode = dict(beam=args.beam, batch_size=args.batch_size, sampling=args.sampling, topk=args.topk, seed=args.seed,
+                  source_mwes=args.source_mwes, progress=not args.quiet and args.output != "-", hints=hints)
     if args.constraints:
-        constraints = translator.table_constraints(lines, args.constraints, min_count=args.constraint_min_count,
-                                                   sources=args.constraint_sources, input_format=args.input_format,
-                                                   source=source)
-    hyps = translator.translate(lines, beam=args.beam, batch_size=args.batch_size, sampling=args.sampling,
-                                topk=args.topk, seed=args.seed, input_format=args.input_format,
-                                source_mwes=args.source_mwes,
-                                progress=not args.quiet and args.output != "-",
-                                source=source, hints=hints, constraints=constraints,
-                                constraint_order=args.constraint_order)
-    if translator.unconstrained_lines:
-        lines_ = ", ".join(str(i + 1) for i in translator.unconstrained_lines[:10])
-        print(f"mwemt translate: {len(translator.unconstrained_lines)} line(s) could not meet their constraints within "
-              f"the length limit and were translated without them: line {lines_}"
-              + (" ..." if len(translator.unconstrained_lines) > 10 else ""), file=sys.stderr)
+        from mwemt.nmt.constraints import constrained_translate
+
+        if args.constraint_tune:
+            options = tune(args, translator, options, decode)
+        hyps, report = constrained_translate(translator, lines, args.constraints, options,
+                                             input_format=args.input_format, source=source, **decode)
+        print(f"mwemt translate: {report.summary()}", file=sys.stderr)
+        failed = report.lines_decoded_without_constraints
+        if failed and options.mode != "judged":
+            print(f"mwemt translate: {len(failed)} line(s) could not meet their constraints within the length limit "
+                  f"and were translated without them: line {', '.join(str(i) for i in failed[:10])}"
+                  + (" ..." if len(failed) > 10 else ""), file=sys.stderr)
+    else:
+        hyps = translator.translate(lines, input_format=args.input_format, source=source, **decode)
     write_lines(args.output, hyps)
     return 0
+
+
+def constraint_options(args: argparse.Namespace):
+    """The --constraint* options as one checked `ConstraintOptions` (refused before any decoding)."""
+    from mwemt.errors import MwemtError
+    from mwemt.nmt.constraints import ConstraintOptions, read_threshold
+
+    judged = args.constraint_mode == "judged"
+    if args.constraints and args.sampling:
+        raise MwemtError("constrained decoding is a beam search: it cannot be combined with sampling (--sampling)")
+    for name, given in (("--constraint-threshold", args.constraint_threshold), ("--constraint-tune", args.constraint_tune),
+                        ("--constraint-tuning", args.constraint_tuning)):
+        if given is not None and not (judged and args.constraints):
+            raise MwemtError(f"{name} judges constraints: it needs --constraints TABLE --constraint-mode judged")
+    if judged and args.constraints and (args.constraint_threshold is None) == (args.constraint_tune is None):
+        raise MwemtError("--constraint-mode judged needs its threshold: --constraint-tune VALID_SRC VALID_REF (tuned "
+                         "on the validation split) or --constraint-threshold DROP|FILE, one of them")
+    if args.constraint_tuning is not None and args.constraint_tune is None:
+        raise MwemtError("--constraint-tuning writes what --constraint-tune found: give --constraint-tune too")
+    threshold = None
+    if args.constraint_threshold is not None:
+        try:
+            threshold = float(args.constraint_threshold)
+        except ValueError:
+            threshold = read_threshold(args.constraint_threshold)
+    return ConstraintOptions(args.constraint_mode, min_count=args.constraint_min_count,
+                             sources=tuple(args.constraint_sources), candidates=args.constraint_candidates,
+                             threshold=threshold, mwe_context=args.constraint_mwe_context)
+
+
+def tune(args: argparse.Namespace, translator, options, decode: dict):
+    """``options`` with the threshold tuned on the --constraint-tune validation pair (and its record written)."""
+    from dataclasses import replace
+
+    from mwemt.errors import InputError
+    from mwemt.fileio import read_lines
+    from mwemt.nmt.constraints import tune_threshold, write_threshold
+
+    src, ref = args.constraint_tune
+    sources, references = read_lines(src), read_lines(ref)
+    if len(sources) != len(references):
+        raise InputError(f"{len(references)} reference lines for {len(sources)} source lines ({src})", ref,
+                         expected="one reference per validation source line")
+    record = tune_threshold(translator, sources, references, args.constraints, options,
+                            **{k: v for k, v in decode.items() if k != "progress"})
+    record["validation"] = {"source": src, "reference": ref}
+    if args.constraint_tuning:
+        write_threshold(args.constraint_tuning, record)
+    print(f"mwemt translate: constraint threshold {record['threshold']:.4g} tuned on {src} "
+          f"({record['constrained_lines']} constrained line(s); BLEU {record['bleu_first_pass']:.2f} unconstrained, "
+          f"{record['bleu_at_threshold']:.2f} at the threshold, {record['bleu_all_accepted']:.2f} all accepted)",
+          file=sys.stderr)
+    return replace(options, threshold=record["threshold"])

@@ -31,6 +31,7 @@ from mwemt.errors import InputError, MwemtError
 from mwemt.fileio import atomic_write, decode_lines, iter_lines, release_inputs, sha256_file, write_lines
 from mwemt.preprocess.annotate import AnnotationReport, Annotator, encode_sentence
 from mwemt.preprocess.encode import JOIN, escape, escape_lemma
+from mwemt.processes import worker_context
 from mwemt.records import AnnotatedSentence
 
 CORPUS = "corpus.txt"
@@ -214,12 +215,10 @@ def ordered_map(fn: Callable, tasks: Iterable, workers: int, state: object = Non
         for task in tasks:
             yield fn(state, task)
         return
-    import multiprocessing as mp
-
     global _STATE
     _STATE = (fn, state)
     try:
-        with mp.get_context("fork").Pool(workers) as pool:
+        with worker_context("cpu").Pool(workers) as pool:
             pending: deque = deque()
             for task in tasks:
                 pending.append(pool.apply_async(_run_task, (task,)))

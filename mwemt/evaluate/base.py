@@ -10,12 +10,19 @@ bootstrap (`mwemt.evaluate.bootstrap`: sums of resampled rows, never a second ma
 scores of any subset of sentences. Later tools (meta-evaluation, comparison reports) work on the
 same `SentenceStats`.
 
+A score can be undefined: the MWE score of a test set without MWEs, term use when no MWE has a given
+translation, LiTER when no MWE has a blocklist (a ratio whose denominator is 0). Such a score is
+NaN in the arrays of `Metric.scores_from_totals`, None in a `MetricScore` (``null`` in JSON) and
+``n/a`` in tables (`format_score`); it is never 0, which would read as a measured worst (or, for
+LiTER, best) result, and it gets no p-value.
+
 A metric class is registered under its name(s) with `mwemt.evaluate.registry.register_metric` and
 built from options with `Metric.from_options`.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,11 +38,30 @@ if TYPE_CHECKING:
     from mwemt.evaluate.registry import MetricOptions
 
 __all__ = ["Metric", "MetricScore", "RatioMetric", "SentenceStats", "Signature", "format_signature",
-           "REFERENCE_TEXT", "REFERENCE_MWES"]
+           "REFERENCE_TEXT", "REFERENCE_MWES", "UNDEFINED", "defined", "format_score"]
 
 # What a metric compares the hypotheses with (`Metric.reference_kind`):
 REFERENCE_TEXT = "text"  # one reference sentence per hypothesis
 REFERENCE_MWES = "mwes"  # the reference translations of each sentence's source MWEs (a test set)
+
+
+UNDEFINED = "n/a"   # how tables (text, Markdown, CSV) show an undefined score; JSON has null
+
+
+def defined(value: float | None) -> float | None:
+    """``value`` as a float, or None when it is undefined (None or NaN): what a `MetricScore` holds."""
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def format_score(value: float | None, width: int = 1, *, sign: bool = False) -> str:
+    """A score (or a difference of scores) with ``width`` decimals; `UNDEFINED` when it is undefined."""
+    value = defined(value)
+    if value is None:
+        return UNDEFINED
+    return f"{value:+.{width}f}" if sign else f"{value:.{width}f}"
 
 
 def column_sums(rows: np.ndarray) -> np.ndarray:
@@ -86,17 +112,22 @@ class SentenceStats:
 class MetricScore:
     """A corpus-level score on a 0-100 scale, with the signature that makes it reproducible, the
     sentence scores when asked for, facts about the scoring in ``extra`` and the statistics the
-    score came from (``stats``: for paired tests and reports that need more than the number)."""
+    score came from (``stats``: for paired tests and reports that need more than the number).
+    ``score`` is None when the score is undefined on the scored data (`Metric.undefined_reason`)."""
 
     name: str
-    score: float
+    score: float | None
     signature: Signature
     sentence_scores: list[float | None] | None = None
     extra: dict = field(default_factory=dict)
     stats: SentenceStats | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def defined(self) -> bool:
+        return self.score is not None
+
     def format(self, width: int = 1) -> str:
-        return f"{self.name} = {self.score:.{width}f}"
+        return f"{self.name} = {format_score(self.score, width)}"
 
 
 class Metric(ABC):
@@ -109,6 +140,8 @@ class Metric(ABC):
 
     key: str = "metric"
     name: str = "metric"
+    # why a score of this metric can be undefined (shown under tables that hold one as n/a)
+    undefined_reason: ClassVar[str] = "nothing in the scored data counts towards it"
     reference_kind: ClassVar[str] = REFERENCE_TEXT
     uses_alignments: ClassVar[bool] = False
 
@@ -125,7 +158,7 @@ class Metric(ABC):
 
     @abstractmethod
     def score_from_totals(self, totals: np.ndarray) -> float:
-        """The corpus score (0-100) from statistics summed over sentences."""
+        """The corpus score (0-100) from statistics summed over sentences; NaN when it is undefined."""
 
     @abstractmethod
     def signature(self, stats: SentenceStats | None = None) -> Signature:
@@ -133,7 +166,8 @@ class Metric(ABC):
 
     # -- defaults
     def scores_from_totals(self, totals: np.ndarray) -> np.ndarray:
-        """Scores of many sets of totals at once, shape (k, columns) -> (k,): the bootstrap's step."""
+        """Scores of many sets of totals at once, shape (k, columns) -> (k,): the bootstrap's step
+        (NaN where a set's score is undefined)."""
         return np.array([self.score_from_totals(t) for t in totals], dtype=np.float64)
 
     def sentence_score_from_row(self, row: np.ndarray) -> float | None:
@@ -154,7 +188,7 @@ class Metric(ABC):
 
     def corpus_score_from_stats(self, stats: SentenceStats, *, sentence_level: bool = False) -> MetricScore:
         """The corpus `MetricScore` of already extracted statistics."""
-        return MetricScore(self.name, self.score_from_totals(stats.totals()), self.signature(stats),
+        return MetricScore(self.name, defined(self.score_from_totals(stats.totals())), self.signature(stats),
                            self.sentence_scores(stats) if sentence_level else None,
                            self.extra_from_stats(stats), stats)
 
@@ -170,7 +204,10 @@ class Metric(ABC):
 
 class RatioMetric(Metric):
     """A corpus score that is ``scale`` x (sum of a numerator column) / (sum of a denominator
-    column), 0 when the denominator is 0: the MWE score and the TESLA-like metrics."""
+    column), undefined (NaN) when the denominator is 0: the MWE score, LiTER, term use and the
+    TESLA-like metrics."""
+
+    undefined_reason: ClassVar[str] = "nothing in the scored data counts towards it (its denominator is 0)"
 
     scale: ClassVar[float] = 100.0
 
@@ -182,7 +219,7 @@ class RatioMetric(Metric):
         num_col, den_col = self.ratio_columns()
         totals = np.asarray(totals, dtype=np.float64)
         num, den = totals[..., num_col], totals[..., den_col]
-        out = np.zeros(np.shape(num), dtype=np.float64)
+        out = np.full(np.shape(num), np.nan, dtype=np.float64)
         np.divide(self.scale * num, den, out=out, where=den > 0)
         return out
 

@@ -11,6 +11,11 @@ and a p-value for "the system differs from the baseline" from the shifted absolu
 ``p = (1 + #{|d_b| - mean|d| >= |d_obs|}) / (B + 1)``. We count ``>=`` where sacrebleu 2.x counts
 ``>``: the two agree except on exact ties, where ``>`` calls a system compared with an identical copy
 of itself significantly different (p = 1/(B+1)); ours gives p = 1.
+
+Undefined scores (`mwemt.evaluate.base`: e.g. the MWE score of sentences without MWEs) are NaN. A
+resample whose score is undefined is left out of the mean and interval, and of the test where the
+baseline's or the system's is (a rare resample of a test set with few MWEs). A score undefined on
+the whole test set has no mean, interval or p-value: they are None.
 """
 
 from __future__ import annotations
@@ -22,9 +27,12 @@ from typing import Protocol
 import numpy as np
 from sacrebleu.significance import estimate_ci
 
-from mwemt.evaluate.base import SentenceStats, column_sums
+from mwemt.evaluate.base import SentenceStats, column_sums, defined
 
 DEFAULT_SAMPLES = 1000
+# the least resamples worth asking for: fewer give no 95% interval and no p-value below 0.05 ((1 + k) / (1 + N))
+MIN_SAMPLES = 20
+MIN_SAMPLES_WHY = "fewer than 20 resamples give no 95% interval and no p-value below 0.05"
 DEFAULT_SEED = 12345  # sacrebleu's default, so our resamples match its resamples
 _CHUNK_VALUES = 1 << 22  # resampled statistics summed at once (bounds the memory of one step)
 
@@ -51,11 +59,12 @@ class BootstrapSettings:
 
 @dataclass(frozen=True)
 class BootstrapResult:
-    """One system's score with its bootstrap mean, 95% CI half-width and p-value vs the baseline."""
+    """One system's score with its bootstrap mean, 95% CI half-width and p-value vs the baseline;
+    all None where the score is undefined."""
 
-    score: float
-    mean: float
-    ci: float
+    score: float | None
+    mean: float | None
+    ci: float | None
     p_value: float | None = None
 
 
@@ -93,7 +102,7 @@ def paired_bootstrap(metric: ScoresFromTotals, stats: Sequence[SentenceStats | n
     """Paired test of every system against the first (the baseline).
 
     ``stats[k]`` is system k's `SentenceStats` (or its rows, shape (sentences, columns)); the
-    baseline gets no p-value. A system identical to the baseline gets p = 1.
+    baseline gets no p-value, nor does an undefined score. A system identical to the baseline gets p = 1.
     """
     if not stats:
         return []
@@ -104,15 +113,19 @@ def paired_bootstrap(metric: ScoresFromTotals, stats: Sequence[SentenceStats | n
             raise ValueError(f"system {k + 1}: statistics of shape {r.shape}, expected {shape}")
     idxs = resample_indices(shape[0], settings.samples, settings.seed)
     results: list[BootstrapResult] = []
-    base_samples, base_score = None, 0.0
+    base_samples, base_score = None, None
     for k, r in enumerate(rows):
-        score = metric.score_from_totals(column_sums(r))
+        score = defined(metric.score_from_totals(column_sums(r)))
         samples = resampled_scores(metric, r, idxs)
-        mean, ci = estimate_ci(samples)
-        p = None
+        finite = ~np.isnan(samples)
+        mean = ci = p = None
+        if score is not None and finite.any():
+            mean, ci = (float(x) for x in estimate_ci(samples[finite]))
         if k == 0:
             base_samples, base_score = samples, score
-        else:
-            p = bootstrap_p_value(samples, base_samples, score - base_score)
-        results.append(BootstrapResult(score, float(mean), float(ci), p))
+        elif score is not None and base_score is not None:
+            both = finite & ~np.isnan(base_samples)
+            if both.any():
+                p = bootstrap_p_value(samples[both], base_samples[both], score - base_score)
+        results.append(BootstrapResult(score, mean, ci, p))
     return results

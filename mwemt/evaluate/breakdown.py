@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from mwemt.evaluate.base import Metric, SentenceStats
+from mwemt.evaluate.base import Metric, SentenceStats, format_score
 from mwemt.evaluate.bootstrap import BootstrapSettings, paired_bootstrap
 from mwemt.formats import normalize_mwe
 from mwemt.records import TestMwe
@@ -116,8 +116,8 @@ def format_breakdown(test: str, breakdown: dict, baseline: str, width: int = 1) 
             if row is None:
                 cells.append("n/a")
                 continue
-            text = f"{row['score']:.{width}f}"
-            if s != baseline and base is not None:
+            text = format_score(row["score"], width)
+            if s != baseline and base is not None and row["score"] is not None and base["score"] is not None:
                 text += f" ({row['score'] - base['score']:+.{width}f}"
                 p = row.get("p_value")
                 text += ("*" if p is not None and p < 0.05 else "") + ")"

@@ -151,9 +151,10 @@ def check_lengths(inputs: ScoreInputs) -> None:
 def check_alignment_sources(system: SystemOutput, testset: Sequence[TestItem]) -> None:
     """Every alignment's source index points into its test-set source (whitespace tokens, as the
     MWE indices count them); the hypothesis side is checked against each hypothesis when scored."""
-    for lineno, (links, item) in enumerate(zip(system.alignments or (), testset), 1):
+    offset = getattr(system.alignments, "line_offset", 0)   # an aligner header line (`read_alignments`)
+    for lineno, (links, item) in enumerate(zip(system.alignments or (), testset), 1 + offset):
         n_src = len(item.source.split())
-        bad = next((i for i, _ in links if i >= n_src), None)
+        bad = next((i for i, _ in links or () if i >= n_src), None)   # None: a sentence the aligner skipped
         if bad is not None:
             raise InputError(f"alignment points to source token {bad}, but the test-set source has {n_src} tokens",
                              system.alignment_path or f"alignments of system {system.name!r}", lineno,

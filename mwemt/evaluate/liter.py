@@ -57,6 +57,7 @@ class Liter(RatioMetric):
 
     key = "liter"
     name = "LiTER"
+    undefined_reason = "no MWE of the test set has a blocklist (dictionary translations of its content words)"
     reference_kind = REFERENCE_MWES
 
     def __init__(self, dictionary: dict[str, frozenset[str]], lang: str = "it", src_lang: str = "en", *,

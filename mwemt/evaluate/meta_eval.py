@@ -144,11 +144,15 @@ def kendall_wmt14(c: float, d: float, t: float) -> float:
 
 
 def _pearson_from_sums(n, sx, sy, sxx, syy, sxy):
+    """Pearson r from sums; NaN where a side is constant. Sums leave a constant side a variance of
+    rounding error (Σxx - (Σx)²/n of 0.5 repeated is about 1e-15, not 0), which would divide the
+    covariance into a huge or infinite r: a variance within 1e-12 of Σxx counts as none."""
     cov = sxy - sx * sy / n
     vx = sxx - sx * sx / n
     vy = syy - sy * sy / n
+    flat = (vx <= 1e-12 * np.abs(sxx)) | (vy <= 1e-12 * np.abs(syy))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return cov / np.sqrt(vx * vy)
+        return np.where(flat, np.nan, cov / np.sqrt(vx * vy))
 
 
 def segment_sums(grid: ScoreGrid) -> np.ndarray:
@@ -186,6 +190,10 @@ class Statistic(ABC):
     @abstractmethod
     def values(self, prepared: Any, weights: np.ndarray) -> np.ndarray: ...
 
+    @abstractmethod
+    def why_undefined(self, grid: ScoreGrid) -> str:
+        """Why the statistic is undefined (NaN) on ``grid``, in words a user can act on."""
+
 
 class KendallWmt(Statistic):
     level = "segment"
@@ -202,6 +210,12 @@ class KendallWmt(Statistic):
         c, d, t = (weights @ prepared).T
         return _ratio(c - d, c + d) if self.variant == 13 else _ratio(c - d, c + d + t)
 
+    def why_undefined(self, grid):
+        c, d, t = pair_counts(grid).sum(0)
+        if c + d + t == 0:
+            return "no segment has two translations the humans rank apart (every pair is a human tie or missing)"
+        return f"the metric ties all {t} pairs the humans rank apart (C + D = 0)"
+
 
 class PearsonNoGrouping(Statistic):
     key, label, level = "pearson_seg", "Pearson", "segment"
@@ -214,6 +228,12 @@ class PearsonNoGrouping(Statistic):
         with np.errstate(invalid="ignore", divide="ignore"):
             r = _pearson_from_sums(*s.T)
         return np.where(s[:, 0] > 2, r, np.nan)
+
+    def why_undefined(self, grid):
+        ok = grid.valid
+        if ok.sum() <= 2:
+            return f"only {int(ok.sum())} items have both a human and a metric score (3 or more needed)"
+        return _constant_side(grid.metric[ok], grid.human[ok], "item")
 
 
 def _per_segment_pearson(grid: ScoreGrid) -> np.ndarray:
@@ -269,6 +289,19 @@ class GroupedByItem(Statistic):
         per, defined = prepared
         return _ratio(weights @ per, weights @ defined)
 
+    def why_undefined(self, grid):
+        ok = grid.valid
+        several = ok.sum(axis=1) >= 2
+        if not several.any():
+            return "no segment has two or more systems with both a human and a metric score"
+        metric_varies = (_spread(grid.metric, ok) > TIE_TOL) & several
+        human_varies = (_spread(grid.human, ok) > TIE_TOL) & several
+        if not metric_varies.any():
+            return "the metric gives every system the same score within each segment"
+        if not human_varies.any():
+            return "the humans give every system the same score within each segment"
+        return "no segment where both the metric and the human scores vary"
+
 
 @dataclass(frozen=True)
 class _Pairs:
@@ -306,6 +339,9 @@ class AccEq(Statistic):
 
     def values(self, prepared, weights):
         return self.values_and_epsilon(prepared, weights)[0]
+
+    def why_undefined(self, grid):
+        return "no segment has two systems with both a human and a metric score"
 
     def values_and_epsilon(self, p: _Pairs, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """acc-eq at the best epsilon of each weighting, and that epsilon (0 = exact ties only)."""
@@ -393,6 +429,23 @@ class SystemLevel(Statistic):
             return np.where(ok.sum(axis=1) >= 3, tau, np.nan)
         return _ratio((pairs & (sh == sm)).sum(axis=(1, 2)).astype(np.float64), pairs.sum(axis=(1, 2)))
 
+    def why_undefined(self, grid):
+        h, m = system_means(grid)
+        ok = ~np.isnan(h) & ~np.isnan(m)
+        need = 2 if self.kind == "pairwise_acc" else 3
+        if ok.sum() < need:
+            return f"only {int(ok.sum())} systems have both human and metric scores ({need} or more needed)"
+        return _constant_side(m[ok], h[ok], "system", "mean ")
+
+
+def _constant_side(metric: np.ndarray, human: np.ndarray, unit: str, what: str = "") -> str:
+    """Why a correlation over ``unit``s is undefined when there are enough of them: a side is constant."""
+    if np.ptp(metric) <= TIE_TOL:
+        return f"the metric gives every {unit} the same {what}score ({metric[0]:g}): a constant has no correlation"
+    if np.ptp(human) <= TIE_TOL:
+        return f"the humans give every {unit} the same {what}score ({human[0]:g}): a constant has no correlation"
+    return f"the {unit} scores vary too little to correlate"
+
 
 STATISTICS: tuple[Statistic, ...] = (
     KendallWmt(13), KendallWmt(14), AccEq(), PearsonNoGrouping(), GroupedByItem("pearson"),
@@ -453,6 +506,7 @@ class MetaEvalResult:
     acc_eq_all_ties: float = float("nan")  # acc-eq of a metric that ties every pair (`acc_eq_all_ties`)
     segments_defined: dict[str, int] = field(default_factory=dict)
     human_items_without_metric: int = 0
+    undefined: dict[str, str] = field(default_factory=dict)  # statistic -> why it is undefined (NaN)
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)
     bootstrap: dict = field(default_factory=dict)
     samples: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # bootstrap values, not reported
@@ -488,7 +542,8 @@ def meta_evaluate(grid: ScoreGrid, metric_name: str, *, n_bootstrap: int = 1000,
         human_ties=human_tie_count(grid), values=values, acc_eq_epsilon=float(eps[0]),
         acc_eq_all_ties=acc_eq_all_ties(grid),
         segments_defined={k: int(prepared[k][1].sum()) for k in ("pearson_item", "kendall_item")},
-        human_items_without_metric=int((~np.isnan(grid.human) & np.isnan(grid.metric)).sum()))
+        human_items_without_metric=int((~np.isnan(grid.human) & np.isnan(grid.metric)).sum()),
+        undefined={s.key: s.why_undefined(grid) for s in STATISTICS if math.isnan(values[s.key])})
     if weights is None and n_bootstrap > 0 and len(grid.judged_segments) > 1:
         weights = bootstrap_weights(grid, n_bootstrap, seed)
     if weights is not None and len(weights):

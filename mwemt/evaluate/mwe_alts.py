@@ -4,8 +4,8 @@ One reference translation per MWE undercounts: a system that writes another vali
 scores low (issue 29). `MweScore` has a mode for that (``alternatives``: the test items' own, or
 those plus an MWE translation table's); this metric is the MWE score in that mode under a name of
 its own, so that one run reports both numbers side by side, each with its own signature and paired
-bootstrap: ``mwe`` (the single reference, comparable with earlier results) and ``mwe-alts``
-(``MWE-alts``, with ``alts:`` in its signature).
+bootstrap: ``mwe`` (always the single reference, comparable with earlier results, whatever
+``--mwe-alternatives`` says) and ``mwe-alts`` (``MWE-alts``, with ``alts:`` in its signature).
 
 Its mode is ``--mwe-alternatives`` (`MetricOptions.mwe_alternatives`) where that names one; else
 ``table`` where an MWE translation table is given (``--mwe-table``, `MetricOptions.mwe_table`: the
@@ -17,8 +17,6 @@ averaging) is the MWE score's.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from mwemt.evaluate.mwe_score import MweScore
 from mwemt.evaluate.registry import MetricOptions, register_metric
@@ -32,7 +30,7 @@ class MweAltsScore(MweScore):
     name = "MWE-alts"     # the table label and the signature's name: not a second column called MWE
 
     @classmethod
-    def from_options(cls, key: str, options: MetricOptions, inputs=None) -> MweAltsScore:
-        if options.mwe_alternatives == "none":
-            options = replace(options, mwe_alternatives="table" if options.mwe_table else "testset")
-        return super().from_options(key, options, inputs)
+    def alternatives_mode(cls, options: MetricOptions) -> str:
+        if options.mwe_alternatives != "none":
+            return options.mwe_alternatives
+        return "table" if options.mwe_table else "testset"

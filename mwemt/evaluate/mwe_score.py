@@ -5,9 +5,14 @@ Why alignment: the published score looks for the closest hypothesis word to each
 anywhere in the sentence, so a word of the reference translation that turns up elsewhere earns
 credit. By default the hypothesis is word-aligned to the source sentence with the project's one
 aligner (`mwemt.preprocess.align`, eflomal, cached), and each MWE is scored only against the
-hypothesis words aligned to its source tokens (``align="eflomal"``); given alignments
+hypothesis words aligned to its source tokens (``align="eflomal"``), and the first place where
+its reference translation itself occurs in the hypothesis (its words in a row, each run of a
+discontinuous reference in order; signature ``span:ref``), so that a hypothesis identical to its
+reference scores 100 whatever the aligner made of it; given alignments
 (``alignments=`` of `MweScore.sentence_stats`, ``mwemt score --align FILE``) take the aligner's
-place, and ``align="none"`` searches the whole hypothesis, as the published score does.
+place (a file whose header names its aligner, as `write_alignments` writes them, keeps that
+aligner's signature: a published run rescores bit for bit), and ``align="none"`` searches the
+whole hypothesis, as the published score does.
 
 For each word x of an MWE's reference translation we take the candidate hypothesis word y with the
 least charge, by default ``min(d(x, y), len(x)) / len(x)`` (d = character Levenshtein distance;
@@ -45,6 +50,7 @@ Deliberate differences from the authors' scorer (azaninello/MWE_NMT, scripts/sco
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,6 +153,51 @@ class HypWords:
     def restricted_to(self, tokens: set[int]) -> list[str]:
         return [w for w, t in zip(self.words, self.token_index) if t in tokens]
 
+    def positions_in(self, tokens: set[int]) -> list[int]:
+        """The positions (in ``words``) of the words that come from ``tokens``."""
+        return [p for p, t in enumerate(self.token_index) if t in tokens]
+
+
+def is_gap_marker(token: str) -> bool:
+    """The mark of a gap in a discontinuous reference MWE: ``...`` (or more dots), ``…``."""
+    return not is_word(token) and ("..." in token or "\u2026" in token)
+
+
+def find_span(runs: Sequence[Sequence[str]], words: Sequence[str]) -> list[int] | None:
+    """The positions in ``words`` of the first occurrence of ``runs`` (the reference MWE's words,
+    split at its gap marks): each run as consecutive words, the runs in order; None when absent.
+    Taking each run's leftmost occurrence after the previous one finds an occurrence whenever
+    there is one."""
+    if not any(runs):
+        return None
+    out: list[int] = []
+    start = 0
+    for run in runs:
+        n = len(run)
+        if not n:
+            continue
+        at = next((p for p in range(start, len(words) - n + 1) if tuple(words[p:p + n]) == tuple(run)), None)
+        if at is None:
+            return None
+        out.extend(range(at, at + n))
+        start = at + n
+    return out
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The hypothesis words one MWE is scored against, in hypothesis order.
+
+    ``core``: whether each word is aligned to one of the MWE's source tokens (not a window word, not
+    a word added because the reference occurs there, not a word of an unaligned search);
+    ``aligned``: whether alignment chose the words (False: the whole hypothesis was searched).
+    """
+
+    words: tuple[str, ...]
+    positions: tuple[int, ...]
+    core: tuple[bool, ...]
+    aligned: bool
+
 
 def word_pieces(tokens: Sequence[str], case_sensitive: bool) -> tuple[list[str], list[int]]:
     """Apostrophe-split, punctuation-free, optionally lowercased pieces with their token index."""
@@ -217,6 +268,7 @@ class MweScore(RatioMetric):
 
     key = "mwe"
     name = "MWE"
+    undefined_reason = "no sentence of the test set has an MWE to score"
     reference_kind = REFERENCE_MWES
     uses_alignments = True
 
@@ -264,6 +316,7 @@ class MweScore(RatioMetric):
         self.table_min_count = table_min_count
         self.table_name = table_name
         self._ref_cache: dict[str, list[str]] = {}
+        self._run_cache: dict[str, tuple[tuple[str, ...], ...]] = {}
         self._alignments: dict[str, object] = {}  # eflomal is not seeded: one alignment per input here
 
     @classmethod
@@ -281,7 +334,8 @@ class MweScore(RatioMetric):
 
             align = MweAlignSettings(cache_dir=default_cache_dir())
         table = None
-        if options.mwe_alternatives == "table":
+        alternatives = cls.alternatives_mode(options)
+        if alternatives == "table":
             if not options.mwe_table:
                 raise MwemtError("--mwe-alternatives table needs --mwe-table FILE (`mwemt testset table`)")
             from mwemt.preprocess.mwe_table import MweTranslationTable
@@ -290,9 +344,14 @@ class MweScore(RatioMetric):
         return cls(options.lang, case_sensitive=options.mwe_case_sensitive, average=options.mwe_average,
                    pretokenized=options.mwe_pretokenized, align=align, matching=matching,
                    precision=precision, wordnet=wordnet, compat=options.mwe_compat,
-                   alternatives=options.mwe_alternatives, table=table,
+                   alternatives=alternatives, table=table,
                    table_min_count=options.mwe_table_min_count,
                    table_name=Path(options.mwe_table).name if options.mwe_table else "")
+
+    @classmethod
+    def alternatives_mode(cls, options: MetricOptions) -> str:
+        """``mwe`` is always the single-reference score: ``--mwe-alternatives`` only feeds ``mwe-alts``."""
+        return "none"
 
     # -- tokenization
     def moses_tokens(self, text: str) -> list[str]:
@@ -310,6 +369,23 @@ class MweScore(RatioMetric):
         if words is None:
             words = self._ref_cache[reference] = word_pieces(tokenize(reference, self.lang), self.case_sensitive)[0]
         return words
+
+    def ref_runs(self, reference: str) -> tuple[tuple[str, ...], ...]:
+        """The reference MWE's words split at its gap marks (``prendere ... decisione``: two runs)."""
+        runs = self._run_cache.get(reference)
+        if runs is None:
+            out: list[list[str]] = [[]]
+            for tok in tokenize(reference, self.lang):
+                if is_gap_marker(tok):
+                    out.append([])
+                else:
+                    out[-1].extend(word_pieces([tok], self.case_sensitive)[0])
+            runs = self._run_cache[reference] = tuple(tuple(r) for r in out if r)
+        return runs
+
+    def sentence_words(self, reference: str) -> Counter:
+        """The words of a reference sentence (tokenized like the hypotheses), counted."""
+        return Counter(self.hyp_words(reference).words)
 
     # -- alignment
     def align_hypotheses(self, sources: Sequence[str], hyp_tokens: Sequence[Sequence[str]]) -> tuple[list, dict]:
@@ -332,17 +408,44 @@ class MweScore(RatioMetric):
         return links, {"alignment_cached": directional.cached, "alignment_skipped": len(directional.skipped)}
 
     # -- scoring
-    def mwe_score(self, ref_words: Sequence[str], candidates: Sequence[str], aligned: bool) -> float | None:
-        """One MWE (0-1): recall of the reference words, mixed with precision under alignment."""
-        recall = self.matcher.score(ref_words, candidates)
-        if recall is None or not aligned or self.precision == 0.0 or not candidates:
+    def mwe_score(self, ref_words: Sequence[str], candidates: Candidates, other_words: Counter | None) -> float | None:
+        """One MWE (0-1): recall of the reference words, mixed with precision under alignment.
+        ``other_words``: the reference sentence's words outside this MWE (unused here; `mwe-p`
+        does not charge them)."""
+        words = candidates.words
+        recall = self.matcher.score(ref_words, words)
+        if recall is None or not candidates.aligned or self.precision == 0.0 or not words:
             return recall
-        precision = 1.0 - float(self.matcher.best_charges(candidates, ref_words).mean())
+        precision = 1.0 - float(self.matcher.best_charges(words, ref_words).mean())
         return float((1.0 - self.precision) * recall + self.precision * precision)
 
+    def candidates(self, hw: HypWords, translation: str, linked: set[int] | None) -> Candidates:
+        """The words one translation of an MWE is scored against: the whole hypothesis when
+        ``linked`` (the hypothesis tokens aligned to the MWE's source tokens) is None; else the
+        words of the linked tokens, of ``window`` tokens on each side of the window's anchors
+        (`window_anchors`), and of the first place where the translation itself occurs in the
+        hypothesis (its words in a row, each run of a discontinuous one in order): words identical
+        to the reference count whatever the alignment made of them, so a hypothesis equal to its
+        reference always scores 100."""
+        if linked is None:
+            return Candidates(hw.words, tuple(range(len(hw.words))), (False,) * len(hw.words), False)
+        w = self.align.window
+        anchors = self.window_anchors(hw, linked, translation) if w else set()
+        tokens = linked.union(j + d for j in anchors for d in range(-w, w + 1))
+        span = find_span(self.ref_runs(translation), hw.words) or ()
+        at = sorted(set(hw.positions_in(tokens)).union(span))
+        core = set(hw.positions_in(linked))
+        return Candidates(tuple(hw.words[p] for p in at), tuple(at), tuple(p in core for p in at), True)
+
+    def window_anchors(self, hw: HypWords, linked: set[int], translation: str) -> set[int]:
+        """The linked tokens whose neighbours join the candidates: all of them."""
+        return linked
+
     def score_sentence(self, hyp: str, mwes: Sequence[TestMwe | str], alignment: Alignment | None = None,
-                       hyp_tokens: Sequence[str] | None = None, counts: dict | None = None) -> SentenceMweScores:
-        """Every MWE of one sentence scored (0-1): the detail behind one row of statistics."""
+                       hyp_tokens: Sequence[str] | None = None, counts: dict | None = None,
+                       reference: str | None = None) -> SentenceMweScores:
+        """Every MWE of one sentence scored (0-1): the detail behind one row of statistics.
+        ``reference``: the reference sentence, whose words outside an MWE `mwe-p` does not charge."""
         if self.compat is not None:
             return SentenceMweScores(compat_sentence(hyp, [m if isinstance(m, str) else m.reference for m in mwes]))
         hw = self.hyp_words(hyp, hyp_tokens)
@@ -351,30 +454,29 @@ class MweScore(RatioMetric):
                 if not 0 <= j < hw.n_tokens:
                     raise AlignmentError(f"alignment points to hypothesis token {j}, "
                                          f"but the hypothesis has {hw.n_tokens} tokens")
+        sentence = self.sentence_words(reference) if reference else None
         scores: list[float | None] = []
         for mwe in mwes:
-            reference = mwe if isinstance(mwe, str) else mwe.reference
-            candidates: Sequence[str] = hw.words
-            aligned = alignment is not None
-            if aligned:
+            linked: set[int] | None = None  # None: the whole hypothesis
+            if alignment is not None:
                 if isinstance(mwe, str):
                     raise TypeError("alignments need TestMwe objects (with source token indices)")
                 if mwe.indices:
                     src = set(mwe.indices)
                     linked = {j for i, j in alignment if i in src}
-                    w = self.align.window
-                    candidates = hw.restricted_to({j + d for j in linked for d in range(-w, w + 1)} if w else linked)
-                else:
-                    aligned = False
-                    if counts is not None:
-                        counts["mwes_without_indices"] = counts.get("mwes_without_indices", 0) + 1
-            if self.alternatives == "none" or isinstance(mwe, str):
-                scores.append(self.mwe_score(self.ref_words(reference), candidates, aligned))
-            else:  # the closest acceptable translation counts
-                options = [self.mwe_score(self.ref_words(r), candidates, aligned)
-                           for r in (reference, *self.alternatives_of(mwe))]
-                known = [x for x in options if x is not None]
-                scores.append(max(known) if known else None)
+                elif counts is not None:
+                    counts["mwes_without_indices"] = counts.get("mwes_without_indices", 0) + 1
+            if isinstance(mwe, str):
+                translations: tuple[str, ...] = (mwe,)
+            else:  # with alternatives, the closest acceptable translation counts
+                translations = (mwe.reference, *self.alternatives_of(mwe))
+            options = []
+            for translation in translations:
+                ref_words = self.ref_words(translation)
+                other = None if sentence is None else sentence - Counter(ref_words)
+                options.append(self.mwe_score(ref_words, self.candidates(hw, translation, linked), other))
+            known = [x for x in options if x is not None]
+            scores.append(max(known) if known else None)
         return SentenceMweScores(scores)
 
     def alternatives_of(self, mwe: TestMwe) -> tuple[str, ...]:
@@ -392,12 +494,14 @@ class MweScore(RatioMetric):
 
     def sentence_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[TestMwe | str]],
                        alignments: Sequence[Alignment] | None = None, sources: Sequence[str] | None = None,
-                       **kwargs) -> SentenceStats:
+                       references: Sequence[str] | None = None, **kwargs) -> SentenceStats:
         """One row per sentence (`STATS_COLUMNS`); ``refs`` holds each sentence's MWEs.
 
         ``alignments`` (source -> hypothesis token links per sentence) are used as given; without
         them and with ``align`` mode ``eflomal``, the hypotheses are aligned to ``sources`` (the
         test set's source sentences, tokens split on spaces, which the MWE indices count).
+        ``references``: the test set's reference sentences (`mwe-p` does not charge a word the
+        reference uses outside the MWE; `mwe` does not read them).
         ``info["mwe_scores"]`` keeps the score (0-1) of every MWE, sentence by sentence in test-set
         order (NaN for a reference without words, and in the compatibility mode for an MWE the
         published scorer makes NaN), so per-MWE analyses (`mwemt compare`) read them from the one
@@ -406,9 +510,17 @@ class MweScore(RatioMetric):
             raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} test-set sentences")
         if alignments is not None and len(alignments) != len(hyps):
             raise ValueError(f"{len(alignments)} alignment lines but {len(hyps)} hypotheses")
+        if references is not None and len(references) != len(hyps):
+            raise ValueError(f"{len(references)} reference sentences but {len(hyps)} hypotheses")
         if self.compat is not None and alignments is not None:
             raise MwemtError(f"the {self.compat} compatibility mode has no alignment; do not pass alignments")
-        info: dict = {"aligned": "given" if alignments is not None else "none"}
+        info: dict = {"aligned": "none"}
+        if alignments is not None:   # given: named by their aligner when the file says (`read_alignments`)
+            origin = getattr(alignments, "origin", "")
+            info["aligned"] = origin or "given"
+            skipped = sum(links is None for links in alignments)
+            if skipped or origin:   # as the aligner reports them
+                info["alignment_skipped"] = skipped
         hyp_tokens = None
         if alignments is None and self.align.mode == "eflomal" and self.compat is None:
             if sources is None:
@@ -426,7 +538,8 @@ class MweScore(RatioMetric):
         for i, (h, r) in enumerate(zip(hyps, refs)):
             try:
                 scored = self.score_sentence(h, r, alignments[i] if alignments is not None else None,
-                                             hyp_tokens[i] if hyp_tokens is not None else None, counts)
+                                             hyp_tokens[i] if hyp_tokens is not None else None, counts,
+                                             references[i] if references is not None else None)
             except AlignmentError as exc:
                 raise AlignmentError(exc.message, sentence=i + 1) from None
             rows.append(scored.stats_row())
@@ -439,10 +552,11 @@ class MweScore(RatioMetric):
         return SentenceStats(np.array(rows, dtype=np.float64).reshape(-1, len(STATS_COLUMNS)), STATS_COLUMNS, info)
 
     def sentence_score(self, hyp: str, ref: Sequence[TestMwe | str], alignment: Alignment | None = None,
-                       source: str | None = None, **kwargs) -> float | None:
+                       source: str | None = None, reference: str | None = None, **kwargs) -> float | None:
         """0-100, or None when the sentence has no MWE with a scorable reference."""
         row = self.sentence_stats([hyp], [ref], None if alignment is None else [alignment],
-                                  None if source is None else [source]).rows[0]
+                                  None if source is None else [source],
+                                  None if reference is None else [reference]).rows[0]
         return self.sentence_score_from_row(row)
 
     def ratio_columns(self) -> tuple[int, int]:
@@ -477,6 +591,8 @@ class MweScore(RatioMetric):
             "tok": f"{tok}+apos", "punct": "drop", "case": "mixed" if self.case_sensitive else "lc",
             "avg": self.average, "align": align,
         }
+        if align != "none":  # the reference's own words in the hypothesis count whatever the alignment
+            fields["span"] = "ref"
         fields.update(self.matching.signature_fields(self.lang, getattr(self.wordnet, "name", None)))
         if self.precision:
             fields["prec"] = f"{self.precision:g}"
@@ -500,13 +616,65 @@ def parse_alignment(line: str) -> list[tuple[int, int]]:
     return pairs
 
 
-def read_alignments(path: str | Path) -> list[list[tuple[int, int]]]:
+ALIGNER_HEADER = "# aligner: "   # first line of an alignment file that names the aligner of its links
+SKIPPED_LINE = "skipped"          # a sentence the aligner skipped: its MWEs are searched in the whole hypothesis
+
+
+class Alignments(list):
+    """Source -> hypothesis links of every sentence of one system, as given (``--align FILE``): a list
+    of (i, j) pairs per sentence, or None for a sentence its aligner skipped (an empty side, or too
+    long for eflomal), whose MWEs are searched in the whole hypothesis as under the aligner itself.
+    ``origin``: the signature value of the aligner that made the links (`MweAlignSettings.describe`),
+    which the score's signature then names instead of ``given``; "" when unknown. ``line_offset``:
+    the lines before the first sentence's (the header) in the file read."""
+
+    def __init__(self, links: Sequence[Alignment | None] = (), origin: str = "", line_offset: int = 0):
+        super().__init__(links)
+        self.origin = origin
+        self.line_offset = line_offset
+
+
+def read_alignments(path: str | Path) -> Alignments:
     """One line of Pharaoh pairs per hypothesis. Hypothesis indices count the Moses tokens of the
-    hypothesis (before apostrophe splitting), as an aligner run on Moses-tokenized text produces."""
-    out = []
+    hypothesis (before apostrophe splitting), as an aligner run on Moses-tokenized text produces.
+    An optional first line ``# aligner: DESCRIPTION`` names the aligner that made the links (what
+    `write_alignments` writes), and a line ``skipped`` is a sentence it could not align. ``.gz`` is
+    read as the text inside."""
+    out, origin, offset = [], "", 0
     for lineno, line in enumerate(iter_lines(path), 1):
+        if lineno == 1 and line.startswith(ALIGNER_HEADER):
+            origin, offset = line[len(ALIGNER_HEADER):].strip(), 1
+            if not origin or any(ch.isspace() or ch == "|" for ch in origin):
+                raise InputError(f"bad aligner description {origin!r}", path, lineno,
+                                 expected=f"'{ALIGNER_HEADER}DESCRIPTION' without spaces or '|' (a signature value)")
+            continue
+        if line.strip() == SKIPPED_LINE:
+            out.append(None)
+            continue
         try:
             out.append(parse_alignment(line))
         except AlignmentError as exc:
-            raise InputError(exc.message, path, lineno, expected="space-separated i-j pairs") from None
-    return out
+            raise InputError(exc.message, path, lineno,
+                             expected=f"space-separated i-j pairs, or '{SKIPPED_LINE}'") from None
+    return Alignments(out, origin, offset)
+
+
+def format_alignment(links: Alignment | None) -> str:
+    """One line of an alignment file: Pharaoh ``i-j`` pairs, or ``skipped``."""
+    return SKIPPED_LINE if links is None else " ".join(f"{i}-{j}" for i, j in links)
+
+
+def write_alignments(path: str | Path, links: Sequence[Alignment | None], origin: str) -> None:
+    """The links of every sentence (None: skipped by the aligner) under a header naming their aligner
+    (``origin``), atomically; gzip-compressed when ``path`` ends in ``.gz``, byte for byte the same
+    for the same links (no time stamp), so `read_alignments` gives back what scoring used."""
+    import gzip
+
+    from mwemt.fileio import atomic_write
+
+    text = "".join(f"{line}\n" for line in [f"{ALIGNER_HEADER}{origin}", *map(format_alignment, links)])
+    data = text.encode("utf-8")
+    if str(path).endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    with atomic_write(path, "wb") as fh:
+        fh.write(data)

@@ -33,7 +33,13 @@ Sentences = Sequence[Sequence[Mwe]]
 
 @dataclass(frozen=True)
 class Prf:
-    """Counts behind precision/recall/F1; the ratios are 0 when their denominator is 0."""
+    """Counts behind precision/recall/F1.
+
+    The ratios are 0 when their denominator is 0, so that sums and tuning can compare them; a
+    report shows such a ratio as undefined instead (`undefined`): precision without any
+    prediction, recall without any gold MWE, F1 without either (with one of them, F1 is 0 whatever
+    the undefined ratio would be).
+    """
 
     correct_pred: int
     n_pred: int
@@ -53,13 +59,23 @@ class Prf:
         p, r = self.precision, self.recall
         return 2 * p * r / (p + r) if p + r else 0.0
 
+    @property
+    def undefined(self) -> frozenset[str]:
+        """The ratios ("P", "R", "F") that have no value: 0 / 0."""
+        return frozenset(k for k, empty in (("P", not self.n_pred), ("R", not self.n_gold),
+                                            ("F", not self.n_pred and not self.n_gold)) if empty)
+
+    def reported(self) -> dict[str, float | None]:
+        """P, R and F, None where undefined."""
+        values = {"P": self.precision, "R": self.recall, "F": self.f1}
+        return {k: None if k in self.undefined else v for k, v in values.items()}
+
     def __add__(self, other: Prf) -> Prf:
         return Prf(self.correct_pred + other.correct_pred, self.n_pred + other.n_pred,
                    self.correct_gold + other.correct_gold, self.n_gold + other.n_gold)
 
     def to_dict(self) -> dict:
-        return {"P": self.precision, "R": self.recall, "F": self.f1, "correct": self.correct_pred,
-                "n_pred": self.n_pred, "n_gold": self.n_gold}
+        return {**self.reported(), "correct": self.correct_pred, "n_pred": self.n_pred, "n_gold": self.n_gold}
 
 
 ZERO = Prf(0, 0, 0, 0)
@@ -146,19 +162,21 @@ class IdentificationScores:
                 "scores": {p.name: p.to_dict() for p in self.partitions}}
 
     def table(self, digits: int = 2) -> str:
-        """A plain-text table; P/R/F on a 0-100 scale."""
+        """A plain-text table; P/R/F on a 0-100 scale, n/a where undefined (`Prf.undefined`)."""
         head = f"{'partition':<22} {'#gold':>6} {'#pred':>6}   {'MWE-P':>6} {'MWE-R':>6} {'MWE-F':>6}   " \
                f"{'Tok-P':>6} {'Tok-R':>6} {'Tok-F':>6}"
         lines = [head, "-" * len(head)]
         w = 6
 
-        def f(x: float) -> str:
-            return f"{100 * x:{w}.{digits}f}"
+        def f(prf: Prf) -> str:
+            return " ".join(f"{'n/a':>{w}}" if x is None else f"{100 * x:{w}.{digits}f}" for x in prf.reported().values())
 
         for p in self.partitions:
-            lines.append(f"{p.name:<22} {p.n_gold:>6} {p.n_pred:>6}   {f(p.mwe.precision)} {f(p.mwe.recall)} "
-                         f"{f(p.mwe.f1)}   {f(p.token.precision)} {f(p.token.recall)} {f(p.token.f1)}")
+            lines.append(f"{p.name:<22} {p.n_gold:>6} {p.n_pred:>6}   {f(p.mwe)}   {f(p.token)}")
         lines.append(f"(P/R/F x 100; {self.n_sentences} sentences) {self.signature}")
+        if any(p.mwe.undefined or p.token.undefined for p in self.partitions):
+            lines.append("n/a: undefined: P with no predicted MWE, R with no gold MWE, F with neither (a partition "
+                         "no MWE falls in says nothing about the system)")
         return "\n".join(lines)
 
 

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from mwemt.evaluate.base import Metric
     from mwemt.evaluate.inputs import ScoreInputs
 
-BUILTIN_METRIC_MODULES = ("mwemt.evaluate.sacrebleu_metrics", "mwemt.evaluate.mwe_score", "mwemt.evaluate.mwe_parts",
+BUILTIN_METRIC_MODULES = ("mwemt.evaluate.sacrebleu_metrics", "mwemt.evaluate.mwe_score",
+                          "mwemt.evaluate.mwe_precision", "mwemt.evaluate.mwe_parts",
                           "mwemt.evaluate.tesla", "mwemt.evaluate.liter", "mwemt.evaluate.term_use",
                           "mwemt.evaluate.mwe_alts")
 

@@ -2,7 +2,9 @@
 
 Scores are printed on a 0-100 scale. With a paired bootstrap a cell reads like sacrebleu's:
 ``score (mean ± 95% half-width)`` and, for every system but the baseline, the p-value against it
-with ``*`` when p < 0.05.
+with ``*`` when p < 0.05. An undefined score (`mwemt.evaluate.base`: e.g. the MWE score of a test
+set without MWEs) reads ``n/a``, with no interval or p-value, and a note under the table says why;
+in JSON it is ``null`` and its metric says why in ``undefined``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from mwemt.evaluate.base import UNDEFINED, Metric, format_score
 from mwemt.evaluate.meta_compare import MetaComparison
 from mwemt.evaluate.meta_eval import MetaEvalResult
 from mwemt.evaluate.scoring import MetricResults, ScoreRun
@@ -24,10 +27,12 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 def _cell(run: ScoreRun, m: int, k: int, width: int) -> str:
     res = run.metrics[m]
-    text = f"{res.scores[k].score:.{width}f}"
+    text = format_score(res.scores[k].score, width)
+    if res.scores[k].score is None:
+        return text   # undefined: no interval, no test
     if res.bootstrap is not None:
         b = res.bootstrap[k]
-        text += f" ({b.mean:.{width}f} ± {b.ci:.{width}f})"
+        text += f" ({format_score(b.mean, width)} ± {format_score(b.ci, width)})"
         if b.p_value is not None:
             text += f" p={b.p_value:.4f}{'*' if b.p_value < 0.05 else ' '}"
         else:
@@ -46,6 +51,7 @@ def format_score_table(run: ScoreRun, width: int = 1) -> str:
         lines.append(f"Paired bootstrap: {run.bootstrap['resamples']} resamples, seed {run.bootstrap['seed']}, "
                      f"baseline {run.bootstrap['baseline']!r}; cells are score (bootstrap mean ± 95% CI), "
                      "p against the baseline, * p < 0.05.")
+    lines += undefined_lines(run)
     coverage = [line for r in run.metrics for line in mwe_coverage_lines(run, r)]
     lines += coverage + ([""] if coverage else [])
     for r in run.metrics:
@@ -53,6 +59,19 @@ def format_score_table(run: ScoreRun, width: int = 1) -> str:
         if r.sentence_signature:
             lines.append(f"{r.scores[0].name} sentence-level signature: {r.sentence_signature}")
     return "\n".join(lines) + "\n"
+
+
+def undefined_reason(result: MetricResults) -> str | None:
+    """Why some system's score of ``result`` is undefined; None when every score is defined."""
+    if all(s.score is not None for s in result.scores):
+        return None
+    return (result.metric or Metric).undefined_reason
+
+
+def undefined_lines(run: ScoreRun) -> list[str]:
+    """One note per metric with an undefined score: what n/a means there."""
+    return [f"{r.scores[0].name} {UNDEFINED}: undefined, {reason}; no score, interval or p-value."
+            for r in run.metrics if (reason := undefined_reason(r)) is not None]
 
 
 def mwe_coverage_lines(run: ScoreRun, result: MetricResults) -> list[str]:
@@ -89,6 +108,9 @@ def score_run_dict(run: ScoreRun) -> dict:
         entry: dict = {"name": r.scores[0].name, "signature": r.signature, "systems": {}}
         if r.sentence_signature:
             entry["sentence_signature"] = r.sentence_signature
+        reason = undefined_reason(r)
+        if reason is not None:
+            entry["undefined"] = reason   # why a score below is null
         for k, name in enumerate(run.systems):
             s = r.scores[k]
             row: dict = {"score": s.score}

@@ -50,16 +50,19 @@ class ScoreRun:
 
 
 def system_stats(metric: Metric, system: SystemOutput, refs: Sequence, index: int = 0,
-                 ref_path: str | None = None, sources: Sequence[str] | None = None) -> SentenceStats:
+                 ref_path: str | None = None, sources: Sequence[str] | None = None,
+                 references: Sequence[str] | None = None) -> SentenceStats:
     """One system's sentence statistics; a bad alignment or segment is reported with its file and
     line. A metric that uses alignments gets the system's given alignments, else the test set's
-    ``sources`` to align to."""
+    ``sources`` to align to, and the test set's reference sentences (``references``)."""
     kwargs: dict = {}
     if metric.uses_alignments:
         if system.alignments is not None:
             kwargs["alignments"] = system.alignments
         elif sources is not None:
             kwargs["sources"] = sources
+        if references is not None:
+            kwargs["references"] = references
     try:
         return metric.sentence_stats(system.hyps, refs, **kwargs)
     except SegmentError as exc:
@@ -71,7 +74,8 @@ def system_stats(metric: Metric, system: SystemOutput, refs: Sequence, index: in
         if system.alignment_path is None:
             exc.system = index
             raise
-        raise InputError(exc.message, system.alignment_path, exc.sentence,
+        line = None if exc.sentence is None else exc.sentence + getattr(system.alignments, "line_offset", 0)
+        raise InputError(exc.message, system.alignment_path, line,
                          expected="hypothesis indices below the number of Moses tokens of the hypothesis") from None
 
 
@@ -81,7 +85,8 @@ def score_metric(metric: Metric, inputs: ScoreInputs, *, sentence_level: bool = 
     refs = inputs.references_for(metric)
     ref_path = inputs.sources.get("ref") or inputs.sources.get("testset")
     sources = [it.source for it in inputs.testset] if inputs.testset is not None else None
-    stats = [system_stats(metric, s, refs, k, ref_path, sources) for k, s in enumerate(inputs.systems)]
+    references = [it.reference for it in inputs.testset] if inputs.testset is not None else None
+    stats = [system_stats(metric, s, refs, k, ref_path, sources, references) for k, s in enumerate(inputs.systems)]
     scores = [metric.corpus_score_from_stats(s, sentence_level=sentence_level) for s in stats]
     results = None
     if bootstrap is not None:

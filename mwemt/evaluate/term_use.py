@@ -67,6 +67,7 @@ class TermUse(RatioMetric):
 
     key = "term-use"
     name = "TermUse"
+    undefined_reason = "no MWE of the test set has a given translation (--terms, --mwe-table)"
     reference_kind = REFERENCE_MWES
 
     def __init__(self, terms: Mapping[str, Sequence[Sequence[str]]], lang: str = "it", *, match: str = "exact",

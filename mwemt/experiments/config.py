@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,7 +37,8 @@ from mwemt.evaluate.mwe_score import AVERAGES
 from mwemt.evaluate.registry import metric_class, metric_names
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 from mwemt.nmt.config import ModelConfig, PrepareConfig, TrainConfig, consistency_problems, with_preset
-from mwemt.nmt.translate import CONSTRAINT_ORDERS, SOURCE_MWES
+from mwemt.nmt.constraints import CONSTRAINT_MODES, CONTEXT_MODELS
+from mwemt.nmt.translate import SOURCE_MWES
 from mwemt.preprocess.annotate import ENCODINGS, FACTOR_NAMES, PreprocessConfig
 from mwemt.preprocess.hints import TABLE_SOURCES, HintConfig, is_hint_encoding
 from mwemt.preprocess.identification import MWE_CONTEXT_SOURCES
@@ -226,6 +227,13 @@ class TestConfig:
         from_split = self.source == SPLIT_TEST
         if from_split and self.reference:
             raise node.error("reference", "`source: split-test` brings its own references; remove `reference`")
+        if self.testset:   # its items hold the sources and references: a second text would be ignored silently
+            other = next((k for k in ("source", "reference", "from_ted") if getattr(self, k)), None)
+            if other is not None:
+                raise node.error(other, f"`testset` brings its own sources and references, so `{other}` would be "
+                                        "ignored (only `testset` is scored)",
+                                 expected="either `testset` (JSONL), or `source` and `reference` (with `from_ted` "
+                                          "for the TED annotation), not both")
         if not (self.testset or self.from_ted or from_split or (self.source and self.reference)):
             raise node.error(None, "needs `source` and `reference`, `source: split-test`, `testset` (JSONL) or "
                                    "`from_ted`")
@@ -303,25 +311,47 @@ class TranslateConfig:
     hints: str = setting("table", choices=TRANSLATE_HINTS,
                          help="hint encodings: inline hints from the MWE translation table (never the reference), "
                               "or none (an ablation: the hint model without hints)")
-    constraints: str = setting("none", choices=("none",) + CONSTRAINT_ORDERS,
+    constraints: str = setting("none", choices=("none",) + CONSTRAINT_MODES,
                                help="lexically constrained decoding (fairseq's constrained beam search, Post & Vilar "
                                     "2018) with the MWE translation table (`data.mwe_table`, else the run's): each "
                                     "source MWE the table lists must appear in the output as its best translation, "
-                                    "anywhere (unordered) or in source order (ordered); none = plain beam search. "
+                                    "anywhere (unordered) or in source order (ordered); judged: only MWEs in context "
+                                    "the plain output missed, the model's best candidate, kept within "
+                                    "`constraint_threshold` (docs/nmt.md); none = plain beam search. "
                                     "Needs no model of its own: e.g. constrained-decoding: {model_of: baseline, "
                                     "translate: {constraints: unordered}}")
     constraint_min_count: int = setting(1, minimum=0, help="least alignment count of a table translation used as a "
-                                                           "constraint (dictionary translations always qualify)")
+                                                           "constraint (dictionary translations qualify while "
+                                                           "`constraint_sources` has dictionary)")
     constraint_sources: tuple[str, ...] = setting(TABLE_SOURCES, choices=TABLE_SOURCES,
                                                   help="table translations used as constraints: attested by "
                                                        "alignment, listed by the dictionary, or both")
+    constraint_candidates: int = setting(3, minimum=1, help="constraints: judged: candidate translations per MWE, "
+                                                            "each decoded once")
+    constraint_threshold: float | None = setting(None, doc_default="tuned on the validation split",
+                                                 help="constraints: judged: the largest drop of the length-normalized "
+                                                      "model score a constrained output may cost; unset, stage "
+                                                      "constraint-tune finds it on the validation split (best BLEU), "
+                                                      "never on a test set")
+    constraint_mwe_context: str = setting("bundled", choices=CONTEXT_MODELS,
+                                          help="constraints: judged: which table matches are MWEs: the bundled "
+                                               "MWE-in-context classifier (English), or none (every match)")
+
+    def resolve(self, node: Node, ctx: Context) -> TranslateConfig:
+        if self.constraints != "judged":
+            if self.constraint_threshold is not None:
+                raise node.error("constraint_threshold", "judges constraints: set `constraints: judged`")
+        if self.constraint_threshold is not None and not abs(self.constraint_threshold) < float("inf"):
+            raise node.error("constraint_threshold", "must be a finite number")
+        return self
 
 
 @dataclass(frozen=True)
 class ScoreConfig:
     """Scoring every system on every test set, with a paired bootstrap against the baseline."""
 
-    bootstrap: int = setting(1000, minimum=1, help="bootstrap resamples")
+    bootstrap: int = setting(1000, minimum=20, help="bootstrap resamples (fewer than 20 can give no p-value below "
+                                                   "0.05 and no 95% interval)")
     bootstrap_seed: int = setting(12345, minimum=0, maximum=SEED_MAX, help="bootstrap seed (sacrebleu's default)")
     mwe_average: str = setting("sentence", choices=AVERAGES, help="the MWE score averages over sentences or "
                                                                   "over MWEs")
@@ -389,6 +419,8 @@ class SlurmResources:
     """What the Slurm job of one kind of stage asks for; a key left null takes the value of the `slurm`
     section (the default of every stage)."""
 
+    DEFAULTS: ClassVar[dict[str, Any] | None] = None   # None: the `slurm` section's, as for the keys
+
     partition: str | None = setting(None, doc_default="slurm.partition", help="partition (sbatch --partition)")
     account: str | None = setting(None, doc_default="slurm.account", help="account (sbatch --account)")
     time: int | None = setting(None, minimum=1, doc_default="slurm.time", help="time limit in minutes")
@@ -405,12 +437,19 @@ class SlurmResources:
 
 @dataclass(frozen=True)
 class TrainResources(SlurmResources):
-    """The Slurm job of a training: a GPU and a day by default (`train.device: auto` then trains on the GPU)."""
+    """The Slurm job of a training: a GPU (where the partition has one) and a day by default (`train.device:
+    auto` then trains on the GPU). A key left null takes its default here, not the `slurm` section's, as far
+    as the partition's nodes have it."""
 
-    time: int | None = setting(1440, minimum=1, help="time limit in minutes")
-    cpus: int | None = setting(4, minimum=1, help="CPU cores (fairseq's data loading; `train.threads` on a CPU)")
-    mem: str | None = setting("16G", help="memory (--mem)")
-    gpus: int | None = setting(1, minimum=0, help="GPUs (--gpus-per-node); 0 trains on the CPU")
+    DEFAULTS: ClassVar[dict[str, Any] | None] = {"time": 1440, "cpus": 4, "mem": "16G", "gpus": 1}
+
+    time: int | None = setting(None, minimum=1, doc_default="1440, at most the partition's time limit",
+                               help="time limit in minutes")
+    cpus: int | None = setting(None, minimum=1, doc_default="4, at most a node's CPUs",
+                               help="CPU cores (fairseq's data loading; `train.threads` on a CPU)")
+    mem: str | None = setting(None, doc_default="16G, at most a node's memory", help="memory (--mem)")
+    gpus: int | None = setting(None, minimum=0, doc_default="1 where the partition has GPUs, else 0",
+                               help="GPUs (--gpus-per-node); 0 trains on the CPU")
 
 
 @dataclass(frozen=True)
@@ -418,15 +457,21 @@ class SlurmConfig:
     """`executor: slurm` (or `mwemt run --executor slurm`): every stage is a Slurm job, submitted through
     submitit as soon as its inputs are ready. The keys here are every stage's defaults; `slurm.STAGE`
     (corpus, testdata, augment, annotate, subword, prepare, train, translate, score, report) overrides them
-    for one kind of stage; any other stage takes these. None of it is part of a stage's key: a grid moves
-    between local and Slurm runs."""
+    for one kind of stage; any other stage takes these. A resource left null is what the partition gives (its
+    default here, or less where no node of the partition has that much: `sinfo`); one set is asked for as it
+    is, and a run whose request no node can meet stops before it submits a job. None of it is part of a
+    stage's key: a grid moves between local and Slurm runs."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = {"time": 120, "cpus": 2, "mem": "8G", "gpus": 0}
 
     partition: str | None = setting(None, doc_default="the cluster's default", help="partition of every stage")
     account: str | None = setting(None, doc_default="your default account", help="account charged for the jobs")
-    time: int = setting(120, minimum=1, help="time limit in minutes")
-    cpus: int = setting(2, minimum=1, help="CPU cores per job")
-    mem: str = setting("8G", help="memory per job, e.g. 8G (sbatch --mem)")
-    gpus: int = setting(0, minimum=0, help="GPUs per job")
+    time: int | None = setting(None, minimum=1, doc_default="120, at most the partition's time limit",
+                               help="time limit in minutes")
+    cpus: int | None = setting(None, minimum=1, doc_default="2, at most a node's CPUs", help="CPU cores per job")
+    mem: str | None = setting(None, doc_default="8G, at most a node's memory",
+                              help="memory per job, e.g. 8G (sbatch --mem)")
+    gpus: int | None = setting(None, minimum=0, doc_default="0", help="GPUs per job")
     retries: int = setting(2, minimum=0, help="how often a job that died without a result (killed, time limit, "
                                               "node failure) is submitted again; a stage's own error is not retried")
     grace: float = setting(60.0, minimum=0, help="seconds a job may be gone from the queue before its result "
@@ -443,15 +488,28 @@ class SlurmConfig:
     score: SlurmResources = setting(default_factory=SlurmResources)
     report: SlurmResources = setting(default_factory=SlurmResources)
 
+    @property
+    def stages(self) -> tuple[str, ...]:
+        return SLURM_STAGES
+
     def resolve(self, node: Node, ctx: Context) -> SlurmConfig:
         _check_mem(self.mem, node, "mem")
         return self
 
-    def resources(self, stage: str) -> SlurmResources:
-        """The resolved resources of one kind of stage (every key set; partition and account may be None)."""
+    def request(self, stage: str):
+        """What the job of one kind of stage asks for (`executors.SlurmRequest`): each resource as it is set,
+        with the key that sets it, or unset with its default; the executor fits it to the partition."""
+        from mwemt.experiments.executors import SlurmAsk, SlurmRequest
+
         own = getattr(self, stage) if stage in SLURM_STAGES else SlurmResources()
-        return SlurmResources(**{f.name: getattr(self, f.name) if getattr(own, f.name) is None else getattr(own, f.name)
-                                 for f in dataclasses.fields(SlurmResources)})
+
+        def ask(name: str) -> SlurmAsk:
+            if getattr(own, name) is not None or (own.DEFAULTS is not None and name in own.DEFAULTS):
+                return SlurmAsk(f"slurm.{stage}.{name}", getattr(own, name), (own.DEFAULTS or {}).get(name))
+            return SlurmAsk(f"slurm.{name}", getattr(self, name), self.DEFAULTS.get(name))
+
+        return SlurmRequest(partition=ask("partition"), account=own.account or self.account, time=ask("time"),
+                            cpus=ask("cpus"), mem=ask("mem"), gpus=ask("gpus"))
 
 
 # ---------------------------------------------------------------- systems
@@ -554,11 +612,30 @@ class ReverseConfig:
 
 # ---------------------------------------------------------------- the whole experiment
 
+PLAIN_NAME = "a plain name for the run directory runs/NAME (no / or \\, not empty, not . or ..), e.g. paper-small"
+
+
+def plain_name_problem(name: str) -> str | None:
+    """What keeps ``name`` from being one directory name inside runs/ (None: nothing): empty, `.` or `..`,
+    a path separator, a control character."""
+    if not name.strip():
+        return f"{name!r} is empty: the run directory runs/NAME would be runs/ itself"
+    if name in (".", ".."):
+        return f"{name!r} is not a name: the run directory runs/{name} would not be a directory inside runs/"
+    if "/" in name or "\\" in name:
+        return (f"{name!r} has a path separator: the run directory runs/NAME would be somewhere else (another place "
+                "is `mwemt run --run-dir DIR`)")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        return f"{name!r} has a control character"
+    return None
+
+
 @dataclass(frozen=True)
 class ExperimentConfig:
     """An experiment: its data, test sets, systems and every stage's settings."""
 
-    name: str = setting("experiment", help="label for logs and results; default run directory runs/NAME")
+    name: str = setting("experiment", help="label for logs and results, and the default run directory runs/NAME: a "
+                                           "plain name (no / or \\, not empty, not . or ..)")
     seed: int = setting(1, minimum=0, maximum=SEED_MAX, help="seeds the corpus sample, augmentation, sentencepiece and fairseq")
     src_lang: str = setting("en", help="source language code")
     tgt_lang: str = setting("it", help="target language code")
@@ -587,6 +664,9 @@ class ExperimentConfig:
     source: str = dataclasses.field(default="", metadata={"internal": True})   # the config file
 
     def resolve(self, node: Node, ctx: Context) -> ExperimentConfig:
+        problem = plain_name_problem(self.name)
+        if problem:   # the default run directory is runs/NAME: a path here would move it (or make it runs/)
+            raise node.error("name", problem, expected=PLAIN_NAME)
         systems = node.get("systems")
         if not self.systems:
             raise node.error("systems", "no systems", expected="systems: {baseline: {}, ...}")
@@ -726,6 +806,25 @@ class ExperimentConfig:
         for name in systems:
             groups.setdefault(key(name), []).append(name)
         return {members[0]: members for members in groups.values() if len(members) > 1}
+
+    def training_seed(self, system: str) -> int:
+        """The seed the model ``system`` translates with was trained with (its ``train.seed``, else the run's)."""
+        seed = self.systems[self.trained_system(system)].train.seed
+        return self.seed if seed is None else seed
+
+    def seed_baselines(self, systems: Sequence[str]) -> dict[str, str | None]:
+        """Each member of a seed group other than the baseline's (the group of ``systems[0]``) -> the member of
+        the baseline's group trained with the same seed (`training_seed`; None when that group has none): the
+        baseline the results' seed section tests it against. Empty without a baseline group."""
+        groups = self.seed_groups(systems)
+        base = next((members for members in groups.values() if systems and systems[0] in members), None)
+        if base is None:
+            return {}
+        by_seed: dict[int, str] = {}
+        for name in base:
+            by_seed.setdefault(self.training_seed(name), name)
+        return {name: by_seed.get(self.training_seed(name)) for members in groups.values() if members is not base
+                for name in members}
 
     def model_sections(self, system: str) -> SystemConfig | ReverseConfig:
         """The sections a system's model trains with (``reverse``: the back-translation model's)."""

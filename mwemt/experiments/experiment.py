@@ -41,7 +41,7 @@ from mwemt.experiments.config import (
     ExperimentConfig,
     require_tests,
 )
-from mwemt.experiments.publish import PublishedTest, publish_run, published_files
+from mwemt.experiments.publish import PublishedTest, check_publish_target, publish_run
 from mwemt.experiments.results import SetScores, build_results, recorded_path, write_results
 from mwemt.experiments.runner import Runner
 from mwemt.nmt.train import FairseqJob
@@ -158,7 +158,8 @@ class Pipeline:
             # same options): the same selection, then the real sources of the selected sentences
             entry = self.runner.stage("augment", system, S.backtranslation_stage, config=section,
                                       inputs={**files, "monolingual": mono, "target_lexicon": cfg.data.target_lexicon,
-                                              "model": reverse.output("model")})
+                                              "model": reverse.output("model")},
+                                      device="auto")   # decodes with the reverse model: a GPU when there is one
             if s.augment == "backtranslation-real":
                 entry = self.runner.stage("augment-real", system, S.backtranslation_real_stage, config=section,
                                           inputs={**files, "monolingual": mono, "monolingual_source": self._rest_source(),
@@ -220,7 +221,8 @@ class Pipeline:
     def model(self, system: str, files: dict[str, Path]) -> CacheEntry:
         """annotate -> subword -> prepare -> train for one model; returns its train stage."""
         section, inputs = self.model_data(system, files)
-        return self.runner.stage("train", system, S.train_stage, config=section, inputs=inputs)
+        return self.runner.stage("train", system, S.train_stage, config=section, inputs=inputs,
+                                 device=section.job.train.device)
 
     def model_data(self, system: str, files: dict[str, Path]) -> tuple[S.TrainSection, dict[str, Path]]:
         """annotate -> subword -> prepare for one model; returns its train stage's section and inputs.
@@ -284,8 +286,10 @@ class Pipeline:
             hints, extra = trained.hints, {"hint_table": self.mwe_table()}
         constraints = None
         if t.constraints != "none":   # lexically constrained decoding with the same table (never a reference)
-            constraints = S.ConstraintSection(t.constraints, t.constraint_min_count, tuple(t.constraint_sources))
+            constraints = self.constraint_section(t)
             extra["constraint_table"] = self.mwe_table()
+            if t.constraints == "judged" and t.constraint_threshold is None:   # tuned on the validation split
+                extra["constraint_threshold"] = self.constraint_threshold(system, model, constraints)
         section = S.TranslateSection(self.cfg.tgt_lang, t.beam, t.batch_size, t.source_mwes, hints=hints,
                                      constraints=constraints)
 
@@ -293,22 +297,46 @@ class Pipeline:
             hyp = self.runner.stage("translate", f"{system}.{name}", S.translate_stage, config=section,
                                     inputs={"source": test.output("source"), "model": model.output("model"),
                                             **extra},
-                                    params={"threads": t.threads})   # CPU threads: speed only, not in the key
+                                    params={"threads": t.threads},   # CPU threads: speed only, not in the key
+                                    device="auto")   # `Translator.load`'s device: a GPU when there is one
             return hyp.output("hyp")
 
         names = list(tests)
         hyps = self.runner.parallel([lambda n=n: translate(n, tests[n]) for n in names])
         return dict(zip(names, hyps))
 
+    @staticmethod
+    def constraint_section(t) -> S.ConstraintSection:
+        """A system's constraints as its translate stages see them (forced, or judged)."""
+        if t.constraints != "judged":
+            return S.ConstraintSection(t.constraints, t.constraint_min_count, tuple(t.constraint_sources))
+        return S.JudgedConstraintSection("judged", t.constraint_min_count, tuple(t.constraint_sources),
+                                         t.constraint_candidates, t.constraint_threshold, t.constraint_mwe_context)
+
+    def constraint_threshold(self, system: str, model: CacheEntry, constraints: S.JudgedConstraintSection) -> Path:
+        """The judged-constraints threshold of a system, tuned on the validation split (stage constraint-tune):
+        its inputs are the model, the MWE table and the corpus's validation pairs; never a test set."""
+        t, corpus = self.cfg.systems[system].translate, self.corpus()
+        section = S.ConstraintTuneSection(t.beam, t.batch_size, t.source_mwes, constraints, self.cfg.lowercase)
+        entry = self.runner.stage("constraint-tune", system, S.constraint_tune_stage, config=section,
+                                  inputs={"model": model.output("model"), "constraint_table": self.mwe_table(),
+                                          "valid_src": corpus.output("valid_src"),
+                                          "valid_tgt": corpus.output("valid_tgt")},
+                                  params={"threads": t.threads}, device="auto")
+        return entry.output("threshold")
+
     # ---- scores and reports
     def scores(self, systems: list[str], tests: dict[str, CacheEntry],
                hyps: dict[str, dict[str, Path]]) -> list[SetScores]:
         """Every test set scored for all systems, the baseline first."""
+        seeds = tuple((s, b) for s, b in self.cfg.seed_baselines(systems).items() if b not in (None, systems[0]))
+
         def score(name: str, t) -> SetScores:
             section, inputs = self.score_section(name, systems), self.score_inputs(name, systems, tests, hyps)
+            section = replace(section, seed_baselines=seeds)   # same-seed tests (a grid with seed groups only)
             entry = self.runner.stage("score", name, S.score_stage, config=section, inputs=inputs)
             self.scored[name] = PublishedTest(section, {k: Path(v) for k, v in inputs.items()},
-                                              tests[name].directory)
+                                              tests[name].directory, entry.outputs.get("alignments"))
             return SetScores(name, t.role, json.loads(entry.output("scores").read_text(encoding="utf-8")))
 
         return self.runner.parallel([lambda n=n, t=t: score(n, t) for n, t in self.cfg.tests.items()])
@@ -367,7 +395,7 @@ class Pipeline:
             paths = publish_report(entry.output("report"), self.runner.run_dir / REPORT_DIR / name)
             return paths["index.html"]
 
-        names = list(cfg.report.applies_to(cfg.tests))
+        names = reported_tests(cfg, systems)
         return dict(zip(names, self.runner.parallel([lambda n=n: report(n) for n in names])))
 
 
@@ -398,9 +426,26 @@ def count_stages(cfg: ExperimentConfig, systems: list[str], *, with_tests: bool 
     for s in systems:
         augment = cfg.systems[cfg.trained_system(s)].augment
         n += 4 + (augment != "none") + (augment == "backtranslation-real") + n_tests   # model, augment, translations
+        t = cfg.systems[s].translate
+        if with_tests and t.constraints == "judged" and t.constraint_threshold is None:
+            n += 1                                                      # judged constraints' validation tuning
         if cfg.systems[cfg.trained_system(s)].train.mwe_loss_weight != 1.0:
             n += 1                                                      # the MWE flags of the weighted loss
-    return n + n_tests + (len(cfg.report.applies_to(cfg.tests)) if with_tests else 0)   # scores, reports
+    return n + n_tests + (len(reported_tests(cfg, systems)) if with_tests else 0)   # scores, reports
+
+
+def reported_tests(cfg: ExperimentConfig, systems: list[str]) -> list[str]:
+    """The test sets that get a comparison report: those `report` names, and none for a single system (a
+    comparison needs a baseline and another system; the scores and the results table are written anyway)."""
+    return cfg.report.applies_to(cfg.tests) if len(systems) > 1 else []
+
+
+def one_system_note(cfg: ExperimentConfig, systems: list[str]) -> str | None:
+    """The line that says a run's comparison reports are skipped because it has one system, or None."""
+    if len(systems) > 1 or not cfg.report.applies_to(cfg.tests):
+        return None
+    return (f"mwemt run: one system ({systems[0]}): no comparison report (a comparison needs two or more "
+            "systems); the scores and the results table are written as usual")
 
 
 def check_devices(cfg: ExperimentConfig, systems: list[str]) -> None:
@@ -422,13 +467,16 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
     (independent systems and test sets); the results do not depend on it.
     """
     require_tests(cfg)
-    if publish is not None:
-        published_files(Path(publish))   # a damaged publish record is refused before any work
+    if publish is not None:   # a publish that would fail (or write into the run) is refused before any work
+        check_publish_target(publish, run_dir)
     names = ordered_systems(cfg, systems)
     if cfg.executor == "local":   # elsewhere the devices are the compute nodes' (`train.device: auto`)
         check_devices(cfg, names)
     run_dir = Path(run_dir)
     t0 = time.monotonic()
+    note = one_system_note(cfg, names)
+    if note:
+        print(note, file=log if log is not None else sys.stderr, flush=True)
     with Runner(run_dir, config=to_plain(cfg), seed=cfg.seed, total=count_stages(cfg, names), progress=progress,
                 log=log if log is not None else sys.stderr, jobs=jobs, executor=cfg.executor,
                 executor_settings=cfg.slurm) as runner:
@@ -443,7 +491,7 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
                                            lambda: pipe.reports(names, tests, hyps)])
         results = build_results(scores, name=cfg.name, baseline=names[0], meta=_run_meta(cfg, run_dir, runner, t0),
                                 reports={t: str(p.relative_to(runner.run_dir)) for t, p in reports.items()},
-                                seed_groups=cfg.seed_groups(names))
+                                seed_groups=cfg.seed_groups(names), seed_baselines=cfg.seed_baselines(names))
         runner.extra["results"] = {k: str(v) for k, v in write_results(run_dir, results, plot=plot).items()}
         if publish is not None:
             publish_run(runner.run_dir, publish, {t: pipe.scored[t] for t in cfg.tests})   # config order

@@ -10,25 +10,32 @@ exactly what a reader needs to recompute the table without training anything:
     DIR/refs/TEST.jsonl                                    the MWE test set (MWE tests only)
     DIR/refs/TEST.README.md                                a built MWE test's report
     DIR/refs/TEST.mwe-compositionality.tsv                 the MWE compositionality of its tertile breakdown
+    DIR/alignments/SYSTEM.TEST.align.gz                    the word alignments the MWE scores were computed from
     DIR/report/TEST/                                       comparison reports, when the run wrote them
-    DIR/rescore.sh                                         one `mwemt score` per test set
+    DIR/rescore.sh                                         one `mwemt score` per test set (and per same-seed
+                                                           baseline of a grid with seed groups)
     DIR/publish.json                                       those commands as argument lists, the file hashes
 
 Each command is derived from the test's score stage section (metrics, language, case, bootstrap
 resamples and seed, MWE averaging), so `sh rescore.sh` inside DIR recomputes results.json's numbers
-from the published files alone (tests/test_experiments_publish.py checks that it does).
+from the published files alone (tests/test_experiments_publish.py checks that it does). The MWE
+scores read the published alignments (``--align``): eflomal is not seeded, so aligning again would
+give other links and other scores; the files name their aligner, so the signatures are the run's
+(tests/test_publish_alignments.py rescores with an empty alignment cache).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from mwemt.errors import InputError
+from mwemt.errors import InputError, MwemtError
+from mwemt.evaluate.registry import metric_class
 from mwemt.experiments.results import recorded_path
 from mwemt.fileio import read_lines, sha256_file, write_lines, write_text
 from mwemt.formats import read_testset
@@ -43,11 +50,14 @@ REPORT_DIR = "report"
 class PublishedTest:
     """One scored test set: its score stage section (`mwemt.experiments.stages.ScoreSection`) and inputs
     (``hyp.SYSTEM``, ``reference``, optionally ``testset``, ``compositionality``, ``target_lexicon``),
-    and the directory of its test-data stage (where a built test keeps its README.md)."""
+    the directory of its test-data stage (where a built test keeps its README.md), and the directory of
+    the alignments its MWE scores were computed from (``alignments/SYSTEM.align.gz`` of the score stage;
+    None when it scored no MWE metric, or was cached by an mwemt that kept none)."""
 
     section: object
     inputs: dict[str, Path]
     testdata_dir: Path | None = None
+    alignments: Path | None = None
 
 
 def table_copy(path: Path) -> str:
@@ -56,8 +66,16 @@ def table_copy(path: Path) -> str:
     return f"refs/{Path(path).name}"
 
 
-def score_command(test: str, section, inputs: dict[str, Path], out_dir: Path) -> list[str]:
-    """The `mwemt score` arguments that score ``test`` as the run's score stage did, on published files."""
+def alignment_copy(system: str, test: str) -> str:
+    """Where the alignments of ``system``'s translation of ``test`` are published."""
+    return f"alignments/{system}.{test}.align.gz"
+
+
+def score_command(test: str, section, inputs: dict[str, Path], out_dir: Path, *, aligned: bool = False,
+                  systems: tuple[str, ...] | None = None, output: str | None = None) -> list[str]:
+    """The `mwemt score` arguments that score ``test`` as the run's score stage did, on published files;
+    ``aligned``: each system's MWE scores read its published alignments. ``systems`` (default: the
+    section's, the baseline first) and ``output`` (default: rescored/TEST.json) for a same-seed test."""
     argv = ["mwemt", "score", "--metrics", ",".join(section.metrics), "--lang", section.lang,
             "--mwe-average", section.mwe_average, "--paired-bs", "--bs-samples", str(section.bootstrap),
             "--seed", str(section.bootstrap_seed), "--ref", f"refs/{test}.txt"]
@@ -76,9 +94,21 @@ def score_command(test: str, section, inputs: dict[str, Path], out_dir: Path) ->
     if "dictionary" in inputs:       # LiTER's dictionary: shared data, not copied
         argv += ["--dictionary", os.path.relpath(Path(inputs["dictionary"]).resolve(), out_dir.resolve()),
                  "--dictionary-format", getattr(section, "dictionary_format", "auto")]
-    for system in section.systems:
+    for system in systems or section.systems:
         argv += ["--hyp", f"{system}=hyps/{system}.{test}.txt"]
-    return argv + ["--json", "-o", f"rescored/{test}.json"]
+        if aligned:
+            argv += ["--align", alignment_copy(system, test)]
+    return argv + ["--json", "-o", output or f"rescored/{test}.json"]
+
+
+def same_seed_commands(test: str, t: PublishedTest, out_dir: Path, aligned: bool) -> dict[str, list[str]]:
+    """Same-seed baseline -> the `mwemt score` that tests its systems against it (the ``seed_p_value`` of
+    results.json: `mwemt.experiments.stages` tests them by the same paired bootstrap)."""
+    by_baseline: dict[str, list[str]] = {}
+    for system, baseline in getattr(t.section, "seed_baselines", ()):
+        by_baseline.setdefault(baseline, []).append(system)
+    return {b: score_command(test, t.section, t.inputs, out_dir, aligned=aligned, systems=(b, *members),
+                             output=f"rescored/{test}.vs-{b}.json") for b, members in by_baseline.items()}
 
 
 def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, PublishedTest]) -> dict:
@@ -99,11 +129,19 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
     for name in RESULT_FILES:
         if (run_dir / name).is_file():
             copy(run_dir / name, name)
-    commands = {}
+    commands, same_seed = {}, {}
     tables: dict[str, Path] = {}
     for test, t in tests.items():
+        aligned = t.alignments is not None
         for system in t.section.systems:
             copy(t.inputs[f"hyp.{system}"], f"hyps/{system}.{test}.txt")
+            if aligned:
+                copy(Path(t.alignments) / f"{system}.align.gz", alignment_copy(system, test))
+        if not aligned and any(metric_class(m).uses_alignments for m in t.section.metrics):
+            logging.getLogger(__name__).warning(
+                "publish: the score stage of test %s kept no alignments (cached by an earlier mwemt): its rescore "
+                "command aligns again, and eflomal is not seeded, so its MWE scores may differ a little; rerun "
+                "the score stage (remove its directory under RUN/stages) to publish them", test)
         copy(t.inputs["reference"], f"refs/{test}.txt")
         if "testset" in t.inputs:
             copy(t.inputs["testset"], f"refs/{test}.jsonl")
@@ -116,7 +154,9 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
                 tables.setdefault(table_copy(t.inputs[key]), t.inputs[key])
         if t.testdata_dir is not None and (t.testdata_dir / "README.md").is_file():
             copy(t.testdata_dir / "README.md", f"refs/{test}.README.md")
-        commands[test] = score_command(test, t.section, t.inputs, out)
+        commands[test] = score_command(test, t.section, t.inputs, out, aligned=aligned)
+        if getattr(t.section, "seed_baselines", ()):
+            same_seed[test] = same_seed_commands(test, t, out, aligned)
     # term use reads the table only for the types of the published tests' MWEs, so it is published with those
     # alone (the run's whole table is tens of MB); table alternatives (mwe-alts, `alts:table`) sign the whole
     # table's size, so with them it is copied whole
@@ -141,13 +181,40 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
               "# each test's scores land in rescored/TEST.json. Written by `mwemt run --publish`.", "set -e",
               "mkdir -p rescored"]
     script += [shlex.join(argv) for argv in commands.values()]
+    if same_seed:
+        script.append("# each system against the baseline trained with its seed (results.json: seed_p_value)")
+        script += [shlex.join(argv) for per_test in same_seed.values() for argv in per_test.values()]
     write_text(out / "rescore.sh", "\n".join(script) + "\n")
     manifest = {"run_directory": recorded_path(run_dir), "rescore": commands, "files": files}
+    if same_seed:
+        manifest["rescore_same_seed"] = same_seed
     write_json(out / "publish.json", manifest)
     for rel in sorted(earlier - set(files)):   # a republished run replaces what an earlier one left
         (out / rel).unlink(missing_ok=True)
         _remove_empty_parents(out / rel, out)
     return manifest
+
+
+def check_publish_target(out_dir: str | Path, run_dir: str | Path) -> None:
+    """Refuse a `--publish DIR` that could not take the published files, before the run starts (a grid takes
+    hours; publishing is its last step): DIR or a folder above it is a file, the folder DIR would be made in is
+    not writable, DIR is the run directory or inside it (publishing copies out of the run: inside it, it would
+    write into the run's own state, RUN/stages the stage cache), or DIR holds a damaged publish record."""
+    out, run = Path(out_dir), Path(run_dir)
+    where = f"--publish {out_dir}"
+    resolved = out.resolve()
+    run_resolved = run.resolve()
+    if resolved == run_resolved or run_resolved in resolved.parents:
+        raise MwemtError(f"{where}: that is inside the run directory {run_dir}, whose stages and results the run "
+                         "itself writes; publish to a directory outside it, e.g. results/NAME")
+    existing = next(p for p in (out, *out.absolute().parents) if p.exists() or p.is_symlink())
+    if not existing.is_dir():
+        what = "is a file" if existing == out else f"cannot be made: {existing} is a file"
+        raise MwemtError(f"{where}: {what}, not a directory (publishing writes a directory: a new one, or one an "
+                         "earlier publish wrote)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise MwemtError(f"{where}: {existing} is not writable")
+    published_files(out)   # a damaged publish record is refused here too
 
 
 def published_files(out: Path) -> set[str]:

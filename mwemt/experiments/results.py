@@ -6,6 +6,10 @@ per (test set, metric); a cell is ``score ±95% CI half-width`` from the paired 
 when the system differs from the baseline at p < 0.05. Under the table a short "findings" list
 compares every system with the baseline on the MWE-focused columns, stated as measured; test sets
 scored with a ``mwe_compositionality`` table add the MWE score per compositionality tertile.
+
+An undefined score (``null`` in a `score_run_dict`: e.g. the MWE score of a test set without MWEs)
+stays ``null`` in results.json, reads ``n/a`` in results.md and results.csv, gets no bar in
+results.png, and is left out of the findings and the seed section.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mwemt.evaluate.base import UNDEFINED, format_score
 from mwemt.evaluate.breakdown import format_breakdown
 from mwemt.fileio import atomic_write, write_text
 from mwemt.provenance import portable_path, write_json
@@ -24,6 +29,8 @@ from mwemt.provenance import portable_path, write_json
 ALPHA = 0.05
 MWE_METRICS = ("mwe", "mwe-alts", "tesla-comp", "tesla-01", "liter", "term-use")   # MWE columns even on a general test
 FINDING_METRICS = ("mwe", "mwe-alts")   # the MWE scores (single reference, with alternatives) of the findings
+# the seed section: the findings' MWE scores, LiTER (lower is better), and BLEU and chrF of every test set
+SEED_METRICS = ("bleu", "chrf", *FINDING_METRICS, "liter")
 
 
 @dataclass
@@ -43,10 +50,13 @@ def recorded_path(path: str | Path, start: str | Path | None = None) -> str:
 
 
 def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta: dict | None = None,
-                  reports: dict[str, str] | None = None, seed_groups: dict[str, list[str]] | None = None) -> dict:
+                  reports: dict[str, str] | None = None, seed_groups: dict[str, list[str]] | None = None,
+                  seed_baselines: dict[str, str | None] | None = None) -> dict:
     """One JSON-able dictionary with every score, signature and p-value, and the column order;
     ``reports``: test name -> its comparison report's page, relative to the run directory; ``seed_groups``:
-    group name -> the systems that differ only in their training seed (`ExperimentConfig.seed_groups`)."""
+    group name -> the systems that differ only in their training seed (`ExperimentConfig.seed_groups`);
+    ``seed_baselines``: each member of a group other than the baseline's -> the baseline's member trained with
+    its seed, or None (`ExperimentConfig.seed_baselines`)."""
     systems = tests[0].run["systems"] if tests else []
     for t in tests:
         if t.run["systems"] != systems:
@@ -55,9 +65,11 @@ def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta:
     for t in tests:
         for key, m in t.run["metrics"].items():
             role = "mwe" if t.role == "mwe" or key in MWE_METRICS else "general"
-            columns.append({"id": f"{t.name}/{key}", "test": t.name, "role": role, "metric": key,
-                            "label": f"{t.name} {m['name']}", "signature": m["signature"],
-                            "n_sentences": t.run["n_sentences"]})
+            column = {"id": f"{t.name}/{key}", "test": t.name, "role": role, "metric": key,
+                      "label": f"{t.name} {m['name']}", "signature": m["signature"], "n_sentences": t.run["n_sentences"]}
+            if m.get("undefined"):
+                column["undefined"] = m["undefined"]   # why some score of the column is null
+            columns.append(column)
     scores = {s: {} for s in systems}
     for t in tests:
         for key, m in t.run["metrics"].items():
@@ -69,11 +81,14 @@ def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta:
     return {"name": name, "baseline": baseline, "systems": systems, "columns": columns, "scores": scores,
             "paired_bootstrap": bootstrap, "compositionality_breakdown": breakdowns, "reports": dict(reports or {}),
             "seed_groups": {g: list(m) for g, m in (seed_groups or {}).items() if all(x in scores for x in m)},
+            "seed_baselines": {s: b for s, b in (seed_baselines or {}).items() if s in scores and b in (None, *scores)},
             "meta": meta or {}}
 
 
 def _cell(row: dict, width: int = 1) -> str:
-    text = f"{row['score']:.{width}f}"
+    text = format_score(row["score"], width)
+    if row["score"] is None:
+        return text   # undefined: no interval, no test
     if row.get("bs_ci95") is not None:
         text += f" ±{row['bs_ci95']:.{width}f}"
     p = row.get("p_value")
@@ -94,6 +109,8 @@ def findings(results: dict) -> list[str]:
         parts = []
         for c in mwe_cols:
             row, brow = results["scores"][s][c["id"]], results["scores"][base][c["id"]]
+            if row["score"] is None or brow["score"] is None:
+                continue   # undefined on this test: nothing to compare
             diff = row["score"] - brow["score"]
             p = row.get("p_value")
             verdict = "≥ baseline" if diff >= 0 else "< baseline"
@@ -105,17 +122,43 @@ def findings(results: dict) -> list[str]:
 
 
 def _seed_columns(results: dict) -> list[dict]:
-    """The columns the seed section reads: the findings' MWE scores and BLEU (every test: an MWE method must not
-    cost general quality)."""
-    return [c for c in results["columns"] if c["metric"] in FINDING_METRICS or c["metric"] == "bleu"]
+    """The columns the seed section reads (`SEED_METRICS`): BLEU and chrF of every test (an MWE method must not
+    cost general quality), the findings' MWE scores and LiTER, where every system has a score."""
+    return [c for c in results["columns"] if c["metric"] in SEED_METRICS
+            and all(results["scores"][s][c["id"]]["score"] is not None for s in results["systems"])]
+
+
+def same_seed_baseline(results: dict, system: str) -> str | None:
+    """The system ``system`` is tested against in the seed section: the baseline trained with its seed
+    (results.json ``seed_baselines``; None when the baseline's group has no such seed); the baseline itself in
+    results written before the pairing was recorded."""
+    pairs = results.get("seed_baselines")
+    if pairs is None:
+        return results["baseline"]
+    return pairs.get(system, results["baseline"])
+
+
+def _same_seed_test(results: dict, system: str, column: str) -> tuple[str | None, float | None, float | None]:
+    """(same-seed baseline, system - that baseline, p-value of the paired bootstrap against it) in ``column``;
+    the p-value is None where the score stage did not test the pair (results of an mwemt before same-seed
+    tests: `mwemt.experiments.stages` writes ``seed_p_value`` only for grids with seed groups)."""
+    baseline = same_seed_baseline(results, system)
+    if baseline is None:
+        return None, None, None
+    row = results["scores"][system][column]
+    diff = row["score"] - results["scores"][baseline][column]["score"]
+    if baseline == results["baseline"]:
+        return baseline, diff, row.get("p_value")
+    return baseline, diff, row.get("seed_p_value") if row.get("seed_baseline") == baseline else None
 
 
 def seed_summary(results: dict) -> dict:
     """Each seed group's mean and spread (max - min over its seeds) per column, the largest spread of any group
     (the seed spread), and each group's verdict against the baseline's group: a difference of the means is
-    called real only when it is larger than the seed spread AND every seed of the group differs from the
-    baseline at p < ALPHA in that direction (the paired bootstrap of the table, against the baseline system).
-    Empty when the grid has no baseline group."""
+    called real only when it is larger than the seed spread AND every seed of the group differs at p < ALPHA,
+    in that direction, from the baseline trained with the same seed (`same_seed_baseline`; the paired
+    bootstrap of the table, with that baseline first). A seed without a same-seed baseline, or without its
+    p-value, is not significant. Empty when the grid has no baseline group."""
     groups = results.get("seed_groups") or {}
     base = next((g for g, m in groups.items() if results["baseline"] in m), None)
     if base is None:
@@ -135,28 +178,42 @@ def seed_summary(results: dict) -> dict:
         verdicts[g] = {}
         for c in cols:
             diff = stats[g][c["id"]]["mean"] - stats[base][c["id"]]["mean"]
-            ps = [results["scores"][m][c["id"]].get("p_value") for m in members]
-            signs = [results["scores"][m][c["id"]]["score"] - results["scores"][results["baseline"]][c["id"]]["score"]
-                     for m in members]
-            significant = all(p is not None and p < ALPHA for p in ps) and all(x * diff > 0 for x in signs)
+            tests = [_same_seed_test(results, m, c["id"]) for m in members]
+            ps = [p for _, _, p in tests]
+            significant = all(p is not None and p < ALPHA for p in ps) and all(
+                d is not None and d * diff > 0 for _, d, _ in tests)
             real = significant and abs(diff) > spread[c["id"]]
-            verdicts[g][c["id"]] = {"diff": diff, "p_values": ps, "significant_every_seed": significant,
+            verdicts[g][c["id"]] = {"diff": diff, "baselines": [b for b, _, _ in tests],
+                                    "seed_diffs": [d for _, d, _ in tests], "p_values": ps,
+                                    "significant_every_seed": significant,
                                     "beyond_spread": abs(diff) > spread[c["id"]], "real": real}
     return {"baseline_group": base, "columns": [c["id"] for c in cols], "groups": stats, "spread": spread,
             "verdicts": verdicts}
+
+
+def _not_real(v: dict) -> str:
+    """Why a difference is not called real."""
+    if not v["beyond_spread"]:
+        return " (within the spread)"
+    if any(b is None for b in v["baselines"]):
+        return " (a seed without a same-seed baseline)"
+    if any(p is None for p in v["p_values"]):
+        return " (no same-seed p-value)"
+    return " (not significant on every seed)"
 
 
 def format_seed_section(results: dict, width: int = 1) -> list[str]:
     summary = seed_summary(results)
     if not summary:
         return []
-    labels = {c["id"]: c["label"] for c in results["columns"]}
+    labels = {c["id"]: c["label"] + (" (lower is better)" if c["metric"] == "liter" else "")
+              for c in results["columns"]}
     cols = summary["columns"]
     lines = ["## Seeds: spread and the differences that are real", "",
              "Each cell: the mean over the group's seeds (max - min over them). The seed spread of a column is the "
              "largest max - min of any group. A difference to the baseline's group is called **real** only when it "
-             f"is larger than the seed spread and every seed of the group differs from the baseline at p < {ALPHA} "
-             "(paired bootstrap, in the same direction).", "",
+             f"is larger than the seed spread and every seed of the group differs at p < {ALPHA} from the baseline "
+             "trained with the same seed (paired bootstrap, in the same direction).", "",
              "| group | seeds | " + " | ".join(labels[c] for c in cols) + " |",
              "|---|---|" + "---:|" * len(cols)]
     for g, members in results["seed_groups"].items():
@@ -167,11 +224,12 @@ def format_seed_section(results: dict, width: int = 1) -> list[str]:
     lines.append("")
     for g, v in summary["verdicts"].items():
         real = [f"{labels[c]} {v[c]['diff']:+.{width}f}" for c in cols if v[c]["real"]]
-        lines.append(f"- **{g}** vs {summary['baseline_group']}: " +
+        pairs = ", ".join(f"{m} vs {b or 'no baseline of its seed'}"
+                          for m, b in zip(results["seed_groups"][g], v[cols[0]]["baselines"])) \
+            if cols and results.get("seed_baselines") is not None else ""   # the pairing, where results record it
+        lines.append(f"- **{g}** vs {summary['baseline_group']}" + (f" ({pairs})" if pairs else "") + ": " +
                      ("real differences: " + ", ".join(real) if real else "no real difference") +
-                     "; " + ", ".join(f"{labels[c]} {v[c]['diff']:+.{width}f}"
-                                      + ("" if v[c]["real"] else (" (within the spread)" if not v[c]["beyond_spread"]
-                                                                  else " (not significant on every seed)"))
+                     "; " + ", ".join(f"{labels[c]} {v[c]['diff']:+.{width}f}" + _not_real(v[c])
                                       for c in cols if not v[c]["real"]))
     lines.append("")
     return lines
@@ -186,6 +244,9 @@ def format_markdown(results: dict, width: int = 1) -> str:
         name = f"{s} (baseline)" if s == results["baseline"] and s != "baseline" else s
         lines.append("| " + " | ".join([name, *[_cell(results["scores"][s][c["id"]], width) for c in cols]]) + " |")
     lines.append("")
+    lines += [f"{c['label']} {UNDEFINED}: undefined, {c['undefined']}." for c in cols if c.get("undefined")]
+    if any(c.get("undefined") for c in cols):
+        lines.append("")
     bs = results.get("paired_bootstrap")
     if bs:
         lines.append(f"Scores on a 0-100 scale, ± the 95% confidence half-width of a paired bootstrap "
@@ -229,11 +290,11 @@ def format_csv(results: dict) -> str:
     for c in results["columns"]:
         for s in results["systems"]:
             row = results["scores"][s][c["id"]]
+            undefined = row["score"] is None   # n/a in every number: no score, so no interval or test either
             w.writerow({"test": c["test"], "role": c["role"], "metric": c["metric"], "system": s,
-                        "score": f"{row['score']:.4f}",
-                        "bs_mean": "" if row.get("bs_mean") is None else f"{row['bs_mean']:.4f}",
-                        "bs_ci95": "" if row.get("bs_ci95") is None else f"{row['bs_ci95']:.4f}",
-                        "p_value": "" if row.get("p_value") is None else f"{row['p_value']:.4f}",
+                        "score": format_score(row["score"], 4),
+                        **{k: UNDEFINED if undefined else "" if row.get(k) is None else f"{row[k]:.4f}"
+                           for k in ("bs_mean", "bs_ci95", "p_value")},
                         "n_sentences": c["n_sentences"], "signature": c["signature"]})
     return buf.getvalue()
 
@@ -256,12 +317,18 @@ def plot_results(results: dict, path: str | Path) -> None:
         ax = axes[k // ncols][k % ncols]
         vals = [results["scores"][s][c["id"]]["score"] for s in systems]
         errs = [results["scores"][s][c["id"]].get("bs_ci95") or 0.0 for s in systems]
-        ax.bar(range(len(systems)), vals, yerr=errs, capsize=3,
-               color=[colors[i % len(colors)] for i in range(len(systems))])
+        shown = [i for i, v in enumerate(vals) if v is not None]   # an undefined score gets no bar
+        ax.bar(shown, [vals[i] for i in shown], yerr=[errs[i] for i in shown], capsize=3,
+               color=[colors[i % len(colors)] for i in shown])
         for i, s in enumerate(systems):
             p = results["scores"][s][c["id"]].get("p_value")
-            if p is not None and p < ALPHA:
+            if vals[i] is None:
+                ax.text(i, 0, UNDEFINED, ha="center", va="bottom", fontsize=8)
+            elif p is not None and p < ALPHA:
                 ax.text(i, vals[i] + errs[i], "*", ha="center", va="bottom")
+        ax.set_xlim(-0.6, len(systems) - 0.4)
+        if not shown:
+            ax.set_ylim(0, 100)   # nothing defined: the scale the other panels share
         ax.set_xticks(range(len(systems)))
         ax.set_xticklabels(systems, rotation=35, ha="right", fontsize=8)
         ax.set_title(c["label"], fontsize=9)

@@ -204,12 +204,14 @@ class Runner:
         return known if known is not None else self.cache.hashes.path(path)
 
     def stage(self, name: str, system: str, fn: StageFn, *, inputs: dict[str, str | Path] | None = None,
-              config: Any = None, params: dict | None = None) -> CacheEntry:
+              config: Any = None, params: dict | None = None, device: str | None = None) -> CacheEntry:
         """Run (or reuse) one stage and return its finished cache entry.
 
         ``config`` (the stage's section, a frozen dataclass) is part of the key in its canonical form
         (`mwemt.schema.to_plain`); ``params`` (e.g. thread counts) are not, so they must not change
         what the stage produces. ``fn`` runs in a worker process: a module-level function.
+        ``device``: the device setting (auto, cpu, cuda) of the model the stage runs, if it runs one;
+        its executor decides the process from it (locally: a fresh interpreter for a GPU, else a fork).
         """
         config = {} if config is None else config
         inputs_p, hashes, key = self._key(name, system, inputs, config)
@@ -226,7 +228,7 @@ class Runner:
                 return self._reuse(name, system, key, entry)
             busy.wait()   # the same stage with the same key runs for another system: share its result
         try:
-            return self._run(name, system, key, fn, inputs_p, hashes, config, params)
+            return self._run(name, system, key, fn, inputs_p, hashes, config, params, device)
         finally:
             with self._mutex:
                 self._running.pop(key).set()
@@ -245,7 +247,7 @@ class Runner:
         return entry
 
     def _run(self, name: str, system: str, key: str, fn: StageFn, inputs_p: dict[str, Path],
-             hashes: dict[str, str], config: Any, params: dict | None) -> CacheEntry:
+             hashes: dict[str, str], config: Any, params: dict | None, device: str | None = None) -> CacheEntry:
         directory = self.cache.directory(name, system, key)
         ctx = StageContext(name, system, inputs_p, config, directory, self.seed, self.progress, dict(params or {}),
                            self.run_dir, self.threads)
@@ -266,7 +268,7 @@ class Runner:
             self._print(f"{label} {text}")
 
         try:
-            done = workers.run(StageTask(fn, ctx, record, self.threads), started, note)
+            done = workers.run(StageTask(fn, ctx, record, self.threads, device or "cpu"), started, note)
         except BaseException as exc:
             display.finish(key)
             if label:

@@ -11,7 +11,7 @@ stage's cache key (a change to one setting reruns only the stages that read it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
@@ -65,6 +65,11 @@ def corpus_stage(ctx) -> dict:
         valid = list(iter_parallel(ctx.inputs["valid_src"], ctx.inputs["valid_tgt"]))
     n_all = len(train)
     rest: list[tuple[str, str]] = []
+    if c.train_size > n_all:
+        import logging
+
+        logging.getLogger(__name__).warning("data.train_size is %d, but the training data has only %d pairs: "
+                                            "training on all %d", c.train_size, n_all, n_all)
     if c.train_size and c.train_size < len(train):
         keep = set(nested_sample_indices(len(train), c.train_size, c.seed))   # nested across sizes
         rest = [p for i, p in enumerate(train) if i not in keep]
@@ -529,8 +534,9 @@ class HintAnnotateSection:
 def hint_annotate_stage(ctx) -> dict:
     """Source side: MWE annotation with inline target hints from the MWE translation table (input
     ``hint_table``) on a seeded share of the sentences, only where a hint matches the reference
-    (`mwemt.preprocess.hints.annotate_hint_pairs`); target side: Moses tokens. Writes hints.json with
-    the counts and examples of every split."""
+    (`mwemt.preprocess.hints.annotate_hint_pairs`; `hints.version` 2: denser, dictionary translations
+    first, each hinted training pair also once plain); target side: Moses tokens. Writes hints.json
+    with the counts (hints by table source, plain copies) and examples of every split."""
     import logging
 
     from mwemt.preprocess.annotate import build_annotator, describe_filters
@@ -545,18 +551,21 @@ def hint_annotate_stage(ctx) -> dict:
     for split in SPLITS:
         src_path = ctx.inputs[f"{split}_src"]
         pairs = iter_parallel(src_path, ctx.inputs[f"{split}_tgt"], allow_empty=True)
-        done, report = annotate_hint_pairs(annotator, pairs, a.tgt_lang, inserter, c.seed)
+        # version 2's plain copies of the hinted pairs: training only (a validation pair counts once)
+        done, report = annotate_hint_pairs(annotator, pairs, a.tgt_lang, inserter, c.seed,
+                                           plain_copies=split == "train")
         if not done.source:
             raise InputError(f"no non-empty sentence pairs in the {split} split", src_path)
         for side, lang, lines in (("src", a.src_lang, done.source), ("tgt", a.tgt_lang, done.target)):
             out[f"{split}_{side}"] = f"text/{split}.tok.{lang}"
             write_lines(ctx.out / out[f"{split}_{side}"], lines)
         stats[split] = {"pairs": len(done.source), "dropped_empty": done.dropped_empty, "mwes": done.report.mwes,
-                        "sentences_with_mwe": done.report.sentences_with_mwe}
+                        "sentences_with_mwe": done.report.sentences_with_mwe, "plain_copies": report.plain_copies}
         hint_stats[split] = report.as_dict()
-        logging.getLogger(__name__).info("hints %s: %d of %d sentences hinted (%d with a matching hint), %d MWEs",
-                                         split, report.hinted_sentences, report.sentences, report.eligible,
-                                         report.hinted_mwes)
+        by_source = ", ".join(f"{n} {label}" for label, n in hint_stats[split]["hint_sources"].items())
+        logging.getLogger(__name__).info("hints %s: %d of %d sentences hinted (%d with a matching hint), %d MWEs "
+                                         "(%s), %d plain copies", split, report.hinted_sentences, report.sentences,
+                                         report.eligible, report.hinted_mwes, by_source, report.plain_copies)
     if annotator.filters is not None:
         annotator.filters.save(ctx.out / "filters.json")
         out["filters"] = "filters.json"
@@ -740,40 +749,92 @@ class TranslateSection:
 
 @dataclass(frozen=True)
 class ConstraintSection:
-    """Lexically constrained decoding with an MWE translation table (`mwemt.nmt.translate.TableConstraints`)."""
+    """Lexically constrained decoding with an MWE translation table, forced as the table says
+    (`mwemt.nmt.constraints.TableConstraints`)."""
 
-    order: str                       # unordered | ordered
+    order: str                       # unordered | ordered | judged (`JudgedConstraintSection`)
     min_count: int = 1
     sources: tuple[str, ...] = ("aligned", "dictionary")
+
+    def options(self, threshold: float | None = None):
+        from mwemt.nmt.constraints import ConstraintOptions
+
+        return ConstraintOptions(self.order, min_count=self.min_count, sources=tuple(self.sources),
+                                 threshold=threshold)
+
+
+@dataclass(frozen=True)
+class JudgedConstraintSection(ConstraintSection):
+    """Judged constraints (`mwemt.nmt.constraints.JudgedConstraints`). A class of its own so that the key of a
+    forced-constraints stage stays what it was. ``threshold`` None: the ``constraint_threshold`` input (the
+    tuning record of `constraint_tune_stage`, made from the validation split only)."""
+
+    candidates: int = 3
+    threshold: float | None = None
+    mwe_context: str = "bundled"
+
+    def options(self, threshold: float | None = None):
+        from mwemt.nmt.constraints import ConstraintOptions
+
+        return ConstraintOptions("judged", min_count=self.min_count, sources=tuple(self.sources),
+                                 candidates=self.candidates, mwe_context=self.mwe_context,
+                                 threshold=self.threshold if threshold is None else threshold)
 
 
 def translate_stage(ctx) -> dict:
     """A test source translated by a model directory (`mwemt.nmt.translate.Translator`), which
-    annotates and segments the raw text exactly as the model's training data was."""
+    annotates and segments the raw text exactly as the model's training data was; with constraints,
+    through `mwemt.nmt.constraints.constrained_translate` (what `mwemt translate --constraints` runs)."""
+    from mwemt.nmt.constraints import constrained_translate, read_threshold
     from mwemt.nmt.translate import Translator
 
     c: TranslateSection = ctx.config
     lines = read_lines(ctx.inputs["source"])
     translator = Translator.load(ctx.inputs["model"], threads=ctx.params.get("threads") or ctx.threads)
     hints = translator.hint_inserter(ctx.inputs["hint_table"], c.hints) if c.hints is not None else None
-    constraints, order, out = None, "unordered", {}
-    if c.constraints is not None:   # each line's table translations, forced by fairseq's constrained beam search
-        k = c.constraints
-        constraints = translator.table_constraints(lines, ctx.inputs["constraint_table"], min_count=k.min_count,
-                                                   sources=k.sources, source=str(ctx.inputs["source"]))
-        order = k.order
-        write_lines(ctx.out / "constraints.tsv", ["\t".join(" ".join(p) for p in line) for line in constraints])
-        out = {"constraints": "constraints.tsv"}
-    hyps = translator.translate(lines, beam=c.beam, batch_size=c.batch_size, source_mwes=c.source_mwes,
-                                progress=ctx.progress, source=str(ctx.inputs["source"]), hints=hints,
-                                constraints=constraints, constraint_order=order)
-    if constraints is not None:   # with the lines whose constraints the search could not meet within its length limit
-        write_json(ctx.out / "constraints.json", {
-            "lines": len(lines), "constrained_lines": sum(1 for line in constraints if line),
-            "constraints": sum(len(line) for line in constraints), "config": to_plain(c.constraints),
-            "lines_decoded_without_constraints": [i + 1 for i in sorted(translator.unconstrained_lines)]})
+    decode = dict(beam=c.beam, batch_size=c.batch_size, source_mwes=c.source_mwes, progress=ctx.progress,
+                  source=str(ctx.inputs["source"]), hints=hints)
+    out = {}
+    if c.constraints is None:
+        hyps = translator.translate(lines, **decode)
+    else:   # the lines constrained, accepted and rejected, and each line's constraints in its output
+        tuned = ctx.inputs.get("constraint_threshold")
+        options = c.constraints.options(read_threshold(tuned) if tuned is not None else None)
+        hyps, report = constrained_translate(translator, lines, ctx.inputs["constraint_table"], options, **decode)
+        write_lines(ctx.out / "constraints.tsv", ["\t".join(" ".join(p) for p in line) for line in report.per_line])
+        write_json(ctx.out / "constraints.json", {**report.to_json(), "config": to_plain(c.constraints)})
+        out = {"constraints": "constraints.tsv"}   # constraints.json beside it
     write_lines(ctx.out / "hyp.txt", [" ".join(h.split()) for h in hyps])
     return {"hyp": "hyp.txt", **out}
+
+
+@dataclass(frozen=True)
+class ConstraintTuneSection:
+    """The threshold of judged constraints, tuned on the validation split (`constraint_tune_stage`)."""
+
+    beam: int
+    batch_size: int
+    source_mwes: str
+    constraints: JudgedConstraintSection
+    lowercase: bool = False
+
+
+def constraint_tune_stage(ctx) -> dict:
+    """The judged-constraints threshold with the best validation BLEU (`mwemt.nmt.constraints.tune_threshold`).
+    Its inputs are the model, the MWE table and the VALIDATION split (``valid_src``, ``valid_tgt``): no test
+    set is an input, so none can be read."""
+    from mwemt.nmt.constraints import tune_threshold, write_threshold
+    from mwemt.nmt.translate import Translator
+
+    c: ConstraintTuneSection = ctx.config
+    i = ctx.inputs
+    sources, references = read_lines(i["valid_src"]), read_lines(i["valid_tgt"])
+    translator = Translator.load(i["model"], threads=ctx.params.get("threads") or ctx.threads)
+    record = tune_threshold(translator, sources, references, i["constraint_table"], c.constraints.options(),
+                            lowercase=c.lowercase, beam=c.beam, batch_size=c.batch_size, source_mwes=c.source_mwes)
+    record["validation"] = {"source": portable_path(i["valid_src"]), "reference": portable_path(i["valid_tgt"])}
+    write_threshold(ctx.out / "threshold.json", record)
+    return {"threshold": "threshold.json"}
 
 
 # ---------------------------------------------------------------- scores
@@ -781,7 +842,10 @@ def translate_stage(ctx) -> dict:
 
 @dataclass(frozen=True)
 class ScoreSection:
-    """One test set's scoring: metrics, systems (the baseline first), language, case, bootstrap."""
+    """One test set's scoring: metrics, systems (the baseline first), language, case, bootstrap.
+    ``seed_baselines``: (system, its same-seed baseline) pairs of a grid with seed groups
+    (`ExperimentConfig.seed_baselines`), each system also tested against the baseline trained with its
+    seed; left out of the key while empty, so that a grid without seed groups keeps its score stages."""
 
     metrics: tuple[str, ...]
     systems: tuple[str, ...]
@@ -791,6 +855,7 @@ class ScoreSection:
     bootstrap_seed: int
     mwe_average: str
     target_lexicon_format: str
+    seed_baselines: tuple[tuple[str, str], ...] = field(default=(), metadata={"omit_default": True})
 
 
 @dataclass(frozen=True)
@@ -821,6 +886,7 @@ def score_stage(ctx) -> dict:
     baseline (`mwemt.evaluate.scoring.score_systems`)."""
     from mwemt.evaluate.bootstrap import BootstrapSettings
     from mwemt.evaluate.inputs import load_score_inputs
+    from mwemt.evaluate.registry import build_metric
     from mwemt.evaluate.report import format_score_table, score_run_dict
     from mwemt.evaluate.scoring import score_systems
     from mwemt.fileio import write_text
@@ -832,13 +898,71 @@ def score_stage(ctx) -> dict:
                                compositionality=ctx.inputs.get("compositionality"), lang=c.lang)
     options = metric_options(c, ctx.inputs)
     bootstrap = BootstrapSettings(c.bootstrap, c.bootstrap_seed)
-    run = score_systems(inputs, list(c.metrics), options, bootstrap=bootstrap)
+    metrics = [build_metric(m, options, inputs) for m in c.metrics]
+    inputs, aligned = _given_alignments(metrics, inputs, ctx.out)
+    run = score_systems(inputs, metrics, options, bootstrap=bootstrap)
     scores = score_run_dict(run)
+    if c.seed_baselines:
+        _same_seed_tests(run, scores, c.seed_baselines, bootstrap)
     if ctx.inputs.get("mwe_compositionality") is not None and "mwe" in c.metrics and inputs.testset is not None:
         scores["compositionality_breakdown"] = _breakdown(run, inputs, ctx.inputs["mwe_compositionality"], bootstrap)
     write_json(ctx.out / "scores.json", scores)
     write_text(ctx.out / "scores.txt", format_score_table(run))
-    return {"scores": "scores.json", "table": "scores.txt"}
+    return {"scores": "scores.json", "table": "scores.txt", **aligned}
+
+
+ALIGNMENTS_DIR = "alignments"   # the score stage's alignments/SYSTEM.align.gz
+
+
+def _given_alignments(built: list, inputs, out: Path):
+    """The MWE metrics' alignments, made once per system and scored as given: each system's hypotheses
+    aligned to the test set's sources by the metrics' aligner (eflomal through the alignment cache),
+    written as alignments/SYSTEM.align.gz (`mwemt.evaluate.mwe_score.write_alignments`: the links,
+    sentences the aligner skipped, and the aligner's signature) and read back, so that every MWE metric
+    of the test scores the very links published with the run (`mwemt score --align FILE` rescores
+    them bit for bit: eflomal is not seeded, so a fresh alignment differs). Returns the inputs with
+    those alignments and the stage's output entry (none without an aligned MWE metric)."""
+    from mwemt.evaluate.mwe_score import read_alignments, write_alignments
+
+    metrics = [m for m in built if m.uses_alignments]
+    if not metrics or inputs.testset is None:
+        return inputs, {}
+    aligner = metrics[0]
+    if aligner.compat is not None or aligner.align.mode != "eflomal":
+        return inputs, {}
+    origin = aligner.align.describe()
+    differ = [m.key for m in metrics if m.compat is not None or m.align.mode != "eflomal"
+              or m.align.describe() != origin]
+    if differ:   # one alignment file per system serves every MWE metric of the test
+        raise MwemtError(f"the MWE metrics {', '.join(m.key for m in metrics)} do not share one aligner "
+                         f"({', '.join(differ)} differ from {origin}); score them in separate tests")
+    sources = [item.source for item in inputs.testset]
+    systems = []
+    for system in inputs.systems:
+        links, _ = aligner.align_hypotheses(sources, [aligner.moses_tokens(h) for h in system.hyps])
+        path = out / ALIGNMENTS_DIR / f"{system.name}.align.gz"
+        write_alignments(path, links, origin)
+        systems.append(replace(system, alignments=read_alignments(path)))
+    return replace(inputs, systems=systems), {"alignments": ALIGNMENTS_DIR}
+
+
+def _same_seed_tests(run, scores: dict, pairs: tuple[tuple[str, str], ...], bootstrap) -> None:
+    """Each system of ``pairs`` tested against its same-seed baseline (the baseline trained with its seed)
+    by the paired bootstrap of the table (same resamples), written into its row of ``scores`` as
+    ``seed_baseline`` and ``seed_p_value``: what ``mwemt score --paired-bs`` gives with that baseline
+    first."""
+    from mwemt.evaluate.bootstrap import paired_bootstrap
+
+    index = {name: k for k, name in enumerate(run.systems)}
+    by_baseline: dict[str, list[str]] = {}
+    for system, baseline in pairs:
+        by_baseline.setdefault(baseline, []).append(system)
+    for result in run.metrics:
+        rows = scores["metrics"][result.key]["systems"]
+        for baseline, systems in by_baseline.items():
+            tested = paired_bootstrap(result.metric, [result.stats[index[s]] for s in (baseline, *systems)], bootstrap)
+            for system, outcome in zip(systems, tested[1:]):
+                rows[system].update({"seed_baseline": baseline, "seed_p_value": outcome.p_value})
 
 
 def _breakdown(run, inputs, path, bootstrap) -> dict:

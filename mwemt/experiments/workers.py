@@ -38,6 +38,7 @@ from typing import Any
 
 from mwemt.errors import MwemtError
 from mwemt.process_tree import die_with_parent, holders, kill_group
+from mwemt.processes import resolve_device, signals_deferred, worker_context
 
 LOCK_WAIT_SECONDS = 30.0   # a stray process killed with its parent lets go within seconds
 STAGE_LOG = "stage.log"
@@ -55,6 +56,7 @@ class StageTask:
     ctx: Any                 # runner.StageContext
     record: dict             # the DONE record so far: stage, system, key, config, inputs
     threads: int             # the job's share of the cores
+    device: str = "cpu"      # the device setting (auto/cpu/cuda) of the model the stage runs (`StageWorkers.run`)
 
 
 def lock_path(directory: Path) -> Path:
@@ -167,12 +169,18 @@ def _serve(conn, cache, parent: int, others: list) -> None:
 
 
 class StageWorkers:
-    """``n`` forked worker processes; `run` (from any thread) hands a stage to an idle one."""
+    """``n`` forked worker processes; `run` (from any thread) hands a stage to an idle one.
+
+    A stage that runs a model on a GPU (``StageTask.device == "cuda"``) runs instead in a fresh
+    interpreter started for it (`mwemt.processes.worker_context`), in the idle worker's slot: CUDA
+    cannot be used in a forked process. The run's own process never initializes CUDA
+    (`mwemt.processes.resolve_device`), so whichever process a stage runs in may.
+    """
 
     def __init__(self, n: int, cache):
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork")
+        ctx = worker_context("cpu")
+        self.cache = cache
+        self._fresh: dict[int, Any] = {}   # slot -> the fresh interpreter running a GPU stage there
         self.procs: list = []
         self.conns: list = []
         self._idle: queue.Queue = queue.Queue()
@@ -197,36 +205,69 @@ class StageWorkers:
 
         ``started`` is called when an idle worker has been found for the stage.
         """
+        device = resolve_device(task.device)   # cpu or cuda, decided without initializing CUDA here
         i = self._idle.get()
         if i is None or self.cancelled:
             self._idle.put(None)
             raise StageCancelled(task.record["stage"])
         self._busy.add(i)
         started()
+        proc, conn = self.procs[i], self.conns[i]
         try:
             try:
                 payload = pickle.dumps(task)
             except (pickle.PicklingError, AttributeError, TypeError) as exc:
                 raise MwemtError(f"stage {task.record['stage']}: its function and settings go to a worker "
                                  f"process, so the function must be defined at module level ({exc})") from None
-            self.conns[i].send_bytes(payload)
-            ok, value = self.conns[i].recv()
+            if device != "cpu":
+                proc, conn = self._start_fresh(i, device)
+            conn.send_bytes(payload)
+            ok, value = conn.recv()
         except (EOFError, OSError):
             self._busy.discard(i)
+            self._end_fresh(i)
             if self.cancelled:
                 raise StageCancelled(task.record["stage"]) from None
-            code = self.procs[i].exitcode
+            code = proc.exitcode
             raise MwemtError(f"stage {task.record['stage']} ({task.record['system']}): its worker process died"
                              + (f" (signal {-code})" if code and code < 0 else "")
                              + f"; see {task.ctx.out / STAGE_LOG}") from None
         except BaseException:
             self._kill(i)
             raise
+        self._end_fresh(i)
         self._busy.discard(i)
         self._idle.put(i)
         if not ok:
             raise value
         return value
+
+    def _start_fresh(self, i: int, device: str):
+        """A fresh interpreter for one stage on ``device``, in slot ``i``; (process, its pipe)."""
+        ctx = worker_context(device)
+        mine, theirs = ctx.Pipe(duplex=True)
+        proc = ctx.Process(target=_serve, args=(theirs, self.cache, os.getpid(), []),
+                           name=f"mwemt-stage-{device}-{i}")
+        with signals_deferred():
+            proc.start()
+            self._fresh[i] = (proc, mine)
+        theirs.close()
+        return proc, mine
+
+    def _end_fresh(self, i: int) -> None:
+        """Let slot ``i``'s fresh interpreter finish (it has sent its reply) and reap it."""
+        fresh = self._fresh.pop(i, None)
+        if fresh is None:
+            return
+        proc, conn = fresh
+        with contextlib.suppress(OSError):
+            conn.send_bytes(pickle.dumps(None))
+        proc.join(timeout=30)
+        if proc.exitcode is None:
+            kill_group(proc.pid)
+            proc.kill()
+            proc.join()
+        conn.close()
 
     def cancel(self) -> None:
         """Stop every running stage now (its whole process group) and refuse new ones."""
@@ -238,6 +279,12 @@ class StageWorkers:
 
     def _kill(self, i: int) -> None:
         self._busy.discard(i)
+        fresh = self._fresh.get(i)
+        if fresh is not None:   # a GPU stage's fresh interpreter (reaped by `_end_fresh`); the worker stays idle
+            kill_group(fresh[0].pid)
+            with contextlib.suppress(Exception):
+                fresh[0].kill()
+            return
         kill_group(self.procs[i].pid)
         with contextlib.suppress(Exception):
             self.procs[i].kill()
@@ -246,6 +293,8 @@ class StageWorkers:
         """Stop the workers (asked to finish, or killed) and reap them all."""
         if kill:
             self.cancel()
+        for i in list(self._fresh):
+            self._end_fresh(i)
         for conn in self.conns:
             with contextlib.suppress(OSError):
                 conn.send_bytes(pickle.dumps(None))

@@ -70,20 +70,33 @@ class ModelConfig:
                                     help="dropout probability")
     args: dict[str, Any] = setting(default_factory=dict,
                                    help="any other fairseq model flag, e.g. {encoder_layers: 4} "
-                                        "(true = a bare flag)")
+                                        "(true = a bare flag); counts (*_layers, *_dim, *_heads, *_hidden_size) "
+                                        "must be positive integers")
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     """fairseq-train: Adam (0.9, 0.98), inverse-sqrt warm-up, label smoothing 0.1, clip-norm 1.0."""
 
-    max_tokens: int = setting(4096, minimum=1, help="tokens per batch")
+    max_tokens: int = setting(4096, minimum=1, help="tokens per batch; at least the longest training or "
+                                                    "validation pair in pieces (checked before training starts)")
     lr: float | None = setting(None, greater_than=0.0, doc_default="the preset's", help="peak learning rate")
     warmup_updates: int | None = setting(None, minimum=0, doc_default="the preset's",
                                          help="updates of linear warm-up")
     max_epoch: int = setting(10, minimum=0, help="stop after this many epochs (0 = no limit)")
     max_update: int = setting(0, minimum=0, help="stop after this many updates (0 = no limit)")
     patience: int = setting(3, minimum=-1, help="validations without improvement before stopping (-1: never)")
+    patience_updates: int = setting(0, minimum=0, omit_default=True,
+                                    help="stop at the first validation that comes this many updates or more after "
+                                         "the last improvement (by more than min_improvement) of train.early_stop: "
+                                         "patience counted in updates, so epoch-end and interval validations count "
+                                         "alike; replaces train.patience (0 = train.patience, in validations)")
+    min_improvement: float = setting(0.0, minimum=0.0, omit_default=True,
+                                     help="the least improvement of train.early_stop that resets the patience: "
+                                          "validation loss lower, or BLEU higher, than the best so far by more "
+                                          "than this (absolute: loss in fairseq's base-2 units, BLEU in points); "
+                                          "0 = fairseq's rule (any strict improvement). checkpoint_best.pt stays "
+                                          "the best validation whatever its margin")
     early_stop: str = setting("bleu", choices=EARLY_STOP,
                               help="the validation metric that picks checkpoint_best.pt and drives patience")
     eval_beam: int = setting(1, minimum=1, help="beam size of validation BLEU")
@@ -91,6 +104,12 @@ class TrainConfig:
                                                               "a * source length + b tokens")
     validate_interval_updates: int = setting(0, minimum=0, help="also validate (and save) every N updates "
                                                                 "(0 = at epoch ends only)")
+    average_last: int = setting(0, minimum=0, omit_default=True,
+                                help="average the weights of the last N checkpoints (those of epoch ends and of "
+                                     "validate_interval_updates) into checkpoints/checkpoint_best.pt, the one "
+                                     "`mwemt translate` loads; fairseq's own best is kept as "
+                                     "checkpoint_best_single.pt and training.json records what was averaged "
+                                     "(0 = no averaging: translate with the best checkpoint)")
     update_freq: int = setting(1, minimum=1, help="accumulate gradients over N batches")
     threads: int = setting(1, minimum=1, help="CPU threads per process (OMP/MKL); on a shared machine 1 is "
                                               "fastest")
@@ -150,6 +169,13 @@ def consistency_problems(prepare: PrepareConfig, model: ModelConfig, train: Trai
     if train.mwe_loss_weight != 1.0 and train.mwe_loss_sentences == "idiomatic" and not train.mwe_loss_compositionality:
         problems.append(("train.mwe_loss_sentences", "`idiomatic` needs train.mwe_loss_compositionality (an "
                                                      "mwe<TAB>score file of predicted compositionality)"))
+    problems += model_args_problems(model.args)
+    if train.average_last == 1:
+        problems.append(("train.average_last", "1 would translate with the last checkpoint instead of the best; "
+                                               "set 0 (no averaging) or at least 2"))
+    if train.min_improvement > 0 and train.patience < 1 and not train.patience_updates:
+        problems.append(("train.min_improvement", f"has no patience to apply to (train.patience {train.patience}, "
+                                                  "train.patience_updates 0); set either"))
     dims = model.factor_embed_dims
     if dims is not None and len(dims) != n_factors:
         problems.append(("model.factor_embed_dims", f"has {len(dims)} sizes but the system's encoding gives "
@@ -158,4 +184,21 @@ def consistency_problems(prepare: PrepareConfig, model: ModelConfig, train: Trai
         problems.append(("model.factor_embed_dims", f"{list(dims)}: with factor_combine sum every factor has the "
                                                     "encoder's embedding size; set factor_combine: concat to give "
                                                     "the factors their own sizes"))
+    return problems
+
+
+# fairseq model flags that count something (layers, heads, dimensions): fairseq builds a model from a
+# negative count without a word (encoder_layers: -2 trains a model with no encoder layer)
+COUNT_ARG_SUFFIXES = ("_layers", "_dim", "_heads", "_hidden_size")
+
+
+def model_args_problems(args: dict[str, Any]) -> list[tuple[str, str]]:
+    """(dotted key, problem) for each count in ``model.args`` that is not a positive integer."""
+    problems = []
+    for key, value in args.items():
+        if not str(key).endswith(COUNT_ARG_SUFFIXES):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            problems.append((f"model.args.{key}", f"{value!r}: a count of layers, heads or dimensions must be a "
+                                                  "positive integer"))
     return problems

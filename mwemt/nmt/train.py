@@ -20,16 +20,18 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
 from mwemt.errors import MwemtError
-from mwemt.fileio import sha256_file
+from mwemt.fileio import atomic_write, sha256_file
 from mwemt.nmt import modeldir
 from mwemt.nmt.config import ModelConfig, TrainConfig
 from mwemt.nmt.cpu import allocator_env, resolve_precision
 from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig
 from mwemt.process_tree import guarded_command
+from mwemt.processes import resolve_device  # noqa: F401  (where a model runs; decided without touching CUDA)
 from mwemt.provenance import manifest, versions, write_json
 
 log = logging.getLogger(__name__)
@@ -54,19 +56,6 @@ class FairseqJob:
 
 # ---------------------------------------------------------------- fairseq-train
 
-def resolve_device(device: str, key: str = "device") -> str:
-    """auto -> cuda or cpu; cuda without a GPU torch can use is refused here, before any work
-    (``key`` names the setting in the message)."""
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise MwemtError(f"{key} is cuda, but torch {torch.__version__} finds no CUDA GPU on this machine "
-                         f"(expected {key} cpu or auto)")
-    return device
-
-
 def fairseq_train_args(job: FairseqJob, data_bin: Path, save_dir: Path, device: str = "cpu") -> list[str]:
     """The fairseq-train command line (without the program)."""
     m, t = job.model, job.train
@@ -81,8 +70,15 @@ def fairseq_train_args(job: FairseqJob, data_bin: Path, save_dir: Path, device: 
          "--criterion", CRITERION if t.mwe_loss_weight == 1.0 else WEIGHTED_CRITERION, "--label-smoothing", "0.1",
          "--max-tokens", str(t.max_tokens), "--update-freq", str(t.update_freq),
          "--required-batch-size-multiple", "1",
-         "--save-dir", str(save_dir), "--no-epoch-checkpoints", "--patience", str(t.patience),
+         # batches are loaded in fairseq's own process: a data-loader process would outlive a kill -9 of the
+         # run by up to 5 s (PyTorch's loader polls for its parent; docs/nmt.md, "Resuming, progress, reproducibility")
+         "--num-workers", "0",
+         "--save-dir", str(save_dir), "--patience", str(t.patience),
          "--log-format", "json", "--log-interval", str(t.log_interval)]
+    # epoch checkpoints only where they are averaged (train.average_last): the last N are kept
+    a += ["--keep-last-epochs", str(t.average_last)] if t.average_last else ["--no-epoch-checkpoints"]
+    if t.patience_updates or t.min_improvement:   # the plugin's stopping rule (fairseq_plugin/stopping.py)
+        a += ["--stop-patience-updates", str(t.patience_updates), "--stop-min-improvement", str(t.min_improvement)]
     if t.mwe_loss_weight != 1.0:   # the data directory holds the training sentences' MWE flags
         a += ["--mwe-loss-weight", str(t.mwe_loss_weight)]
     if m.factor_embed_dims:
@@ -103,7 +99,8 @@ def fairseq_train_args(job: FairseqJob, data_bin: Path, save_dir: Path, device: 
         a += ["--max-update", str(t.max_update)]
     if t.validate_interval_updates:
         a += ["--validate-interval-updates", str(t.validate_interval_updates),
-              "--save-interval-updates", str(t.validate_interval_updates), "--keep-interval-updates", "1"]
+              "--save-interval-updates", str(t.validate_interval_updates),
+              "--keep-interval-updates", str(max(1, t.average_last))]
     if t.early_stop == "bleu":
         a += ["--eval-bleu", "--eval-bleu-args", json.dumps({"beam": t.eval_beam, "max_len_a": float(t.eval_max_len[0]),
                                                        "max_len_b": int(t.eval_max_len[1])}),
@@ -124,6 +121,54 @@ def fairseq_train_args(job: FairseqJob, data_bin: Path, save_dir: Path, device: 
             a += ["--distributed-world-size", str(t.distributed_world_size)]
     a += [str(x) for x in t.extra_args]
     return a
+
+
+_MMAP_INDEX_MAGIC = b"MMIDIDX\x00\x00"
+
+
+def indexed_sizes(idx: Path):
+    """The item lengths of a fairseq mmap index (``.idx``: magic, version 1, dtype code, count, then the
+    int32 sizes), as a numpy array; None when the file is missing or not such an index. Read directly: fairseq's
+    ``MMapIndexedDataset(...).sizes`` is a view of a memory map that closes with the object (reading it afterwards
+    crashed the stage worker with SIGSEGV), and the stage worker need not import fairseq at all."""
+    import struct
+
+    import numpy as np
+
+    try:
+        with open(idx, "rb") as fh:
+            head = fh.read(26)
+            if len(head) < 26 or head[:9] != _MMAP_INDEX_MAGIC or struct.unpack("<Q", head[9:17])[0] != 1:
+                return None
+            count = struct.unpack("<Q", head[18:26])[0]
+            sizes = np.fromfile(fh, dtype="<i4", count=count)
+    except OSError:
+        return None
+    return sizes if len(sizes) == count else None
+
+
+def check_batch_room(job: FairseqJob, data_bin: Path) -> None:
+    """Refuse, before fairseq starts, a ``train.max_tokens`` smaller than the longest sentence pair of the
+    training or validation data (in pieces, with the end of sentence): fairseq would stop with a traceback
+    ("exceeds max_tokens limit") once it builds its batches. A pair counts its longer side."""
+    import numpy as np
+
+    src, tgt = job.src_lang, job.tgt_lang
+    worst = None   # (pieces, split, pair number, source pieces, target pieces)
+    for split in ("train", "valid"):
+        prefix = data_bin / f"{split}.{src}-{tgt}"
+        sizes = [indexed_sizes(Path(f"{prefix}.{lang}.idx")) for lang in (src, tgt)]
+        if sizes[0] is None or sizes[1] is None or not len(sizes[0]) or len(sizes[0]) != len(sizes[1]):
+            continue
+        pair = np.maximum(sizes[0], sizes[1])
+        k = int(pair.argmax())
+        if worst is None or int(pair[k]) > worst[0]:
+            worst = (int(pair[k]), split, k + 1, int(sizes[0][k]), int(sizes[1][k]))
+    if worst is not None and worst[0] > job.train.max_tokens:
+        pieces, split, number, s_len, t_len = worst
+        raise MwemtError(f"train.max_tokens {job.train.max_tokens} cannot hold the longest sentence pair: pair {number} "
+                         f"of the {split} data is {pieces} pieces long with its end of sentence (source {s_len}, "
+                         f"target {t_len}); set train.max_tokens to at least {pieces} (default 4096)")
 
 
 def fairseq_command(job: FairseqJob, args: list[str], device: str) -> list[str]:
@@ -156,8 +201,11 @@ class ProgressDisplay:
         self.history: list[dict] = []
         self.stop_reason = ""
         self.error_lines: list[str] = []
+        self.last_lines: deque[str] = deque(maxlen=15)   # what a failure shows when it printed no error line
 
     def feed(self, line: str) -> None:
+        if line.strip():
+            self.last_lines.append(line.rstrip())
         if "early stop since" in line or "Stopping training due to" in line:
             self.stop_reason = line.split("|")[-1].strip()
         if "Error" in line or "Traceback" in line or self.error_lines:
@@ -250,6 +298,7 @@ def run_fairseq_train(job: FairseqJob, data_bin: Path, model_dir: Path, progress
     device = resolve_device(job.train.device)
     save_dir = model_dir / modeldir.CHECKPOINTS
     save_dir.mkdir(parents=True, exist_ok=True)
+    check_batch_room(job, data_bin)
     args = fairseq_train_args(job, data_bin, save_dir, device)
     cmd = fairseq_command(job, args, device)
     env = dict(os.environ)
@@ -258,6 +307,7 @@ def run_fairseq_train(job: FairseqJob, data_bin: Path, model_dir: Path, progress
     if device == "cpu":
         env.update(allocator_env())
     precision, why = resolve_precision(job.train.precision, device)
+    restore_single_best(save_dir)   # a resumed run continues from fairseq's own best, not from an average
     resumed = (save_dir / "checkpoint_last.pt").exists()
     log.info("%s fairseq-train (%s, %s threads, %s)%s", "resuming" if resumed else "starting", device, threads,
              why, ": " + " ".join(cmd) if log.isEnabledFor(logging.DEBUG) else "")
@@ -286,18 +336,33 @@ def run_fairseq_train(job: FairseqJob, data_bin: Path, model_dir: Path, progress
             _restore_sigterm(previous)
     display.close()
     if code != 0:
-        detail = next((ln.split("MwemtError: ", 1)[1] for ln in reversed(display.error_lines) if "MwemtError: " in ln),
-                      None)
-        tail = "\n".join(display.error_lines[-15:])
-        raise MwemtError(detail or f"fairseq-train failed (exit {code}); see {model_dir / 'train.log'}:\n{tail}")
+        raise MwemtError(failure_message(display, code, model_dir / "train.log"))
     if not (save_dir / "checkpoint_last.pt").exists():
         raise MwemtError(f"fairseq-train wrote no checkpoint; see {model_dir / 'train.log'}")
     history = validation_history(job.train, model_dir / "train.log")
     stop_reason = display.stop_reason or "max_epoch reached"
-    return {"device": device, "precision": precision, "precision_reason": why,
-            "wall_seconds": round(time.time() - start, 1), "resumed": resumed,
-            "stop_reason": stop_reason, "converged": converged(stop_reason),
-            "best": best_validation(job.train, history), "validations": history, "command": cmd}
+    summary = {"device": device, "precision": precision, "precision_reason": why,
+               "wall_seconds": round(time.time() - start, 1), "resumed": resumed,
+               "stop_reason": stop_reason, "converged": converged(stop_reason),
+               "best": best_validation(job.train, history), "validations": history, "command": cmd}
+    if job.train.average_last:
+        summary["average"] = average_checkpoints(save_dir, job.train.average_last)
+    return summary
+
+
+def failure_message(display: ProgressDisplay, code: int, train_log: Path) -> str:
+    """Why fairseq-train failed, from its output: our own error, its command-line parser's complaint (a bad
+    ``train.extra_args`` or ``model.args``), else its last error lines (or last lines when it printed none)."""
+    lines = list(display.error_lines) + list(display.last_lines)
+    ours = next((ln.split("MwemtError: ", 1)[1] for ln in reversed(lines) if "MwemtError: " in ln), None)
+    if ours:
+        return ours
+    usage = next((ln.split(": error: ", 1)[1] for ln in reversed(lines) if ": error: " in ln), None)
+    if usage:
+        return (f"fairseq-train refused its command line: {usage} (train.extra_args and model.args are passed "
+                f"to it as they are; see {train_log})")
+    tail = "\n".join(display.error_lines[-15:] or display.last_lines)
+    return f"fairseq-train failed (exit {code}); see {train_log}:\n{tail}"
 
 
 def converged(stop_reason: str) -> bool:
@@ -318,6 +383,76 @@ def best_validation(train: TrainConfig, history: list[dict]) -> dict | None:
     k, row = [kr for kr in rows if kr[1][key] == best][-1]   # fairseq keeps the later checkpoint of a tie
     return {"epoch": row["epoch"], "updates": row["updates"], key: row[key],
             "validations_after": len(history) - 1 - k}
+
+
+# ---------------------------------------------------------------- checkpoint averaging (train.average_last)
+
+AVERAGED = "checkpoint_best.pt"            # the checkpoint `mwemt translate` loads: the average, when there is one
+SINGLE_BEST = "checkpoint_best_single.pt"  # fairseq's own best, kept beside it
+_EPOCH_CHECKPOINT = re.compile(r"checkpoint(\d+)\.pt$")
+_INTERVAL_CHECKPOINT = re.compile(r"checkpoint_(\d+)_(\d+)\.pt$")
+
+
+def last_checkpoints(save_dir: Path, n: int) -> list[Path]:
+    """The last ``n`` epoch-end (``checkpointE.pt``) and interval (``checkpoint_E_U.pt``) checkpoints of
+    ``save_dir``, oldest first: an epoch's interval checkpoints come before its end."""
+    found = []
+    for p in save_dir.glob("checkpoint*.pt"):
+        if m := _EPOCH_CHECKPOINT.match(p.name):
+            found.append(((int(m[1]), 1, 0), p))
+        elif m := _INTERVAL_CHECKPOINT.match(p.name):
+            found.append(((int(m[1]), 0, int(m[2])), p))
+    return [p for _, p in sorted(found)[-n:]]
+
+
+def average_checkpoints(save_dir: Path, n: int) -> dict:
+    """Average the weights of the last ``n`` checkpoints (`last_checkpoints`) into `AVERAGED`; fairseq's
+    own best becomes `SINGLE_BEST`. Floating-point weights are averaged (in float64, stored in their own
+    type), others taken from the newest; the rest of the file is the newest checkpoint's, less its optimizer
+    state (the average is for translation, not a resume point). Written atomically. Returns the record
+    training.json keeps."""
+    import torch
+
+    import mwemt.nmt.fairseq_plugin  # noqa: F401  (fairseq's checkpoint types allowed by torch.load)
+
+    paths = last_checkpoints(save_dir, n)
+    if not paths:
+        raise MwemtError(f"train.average_last {n}: {save_dir} holds no epoch or interval checkpoint to average")
+    total: dict | None = None
+    updates = []
+    for p in paths:
+        state = torch.load(p, map_location="cpu")
+        updates.append(int(state["optimizer_history"][-1].get("num_updates", 0)))
+        weights = state["model"]
+        if total is None:
+            total = {k: v.double().clone() if v.is_floating_point() else v for k, v in weights.items()}
+        else:
+            if weights.keys() != total.keys():
+                raise MwemtError(f"{p} does not hold the same parameters as {paths[0]}: cannot average them")
+            for k, v in weights.items():
+                total[k] = total[k] + v.double() if v.is_floating_point() else v
+    assert total is not None
+    state["model"] = {k: (v / len(paths)).to(weights[k].dtype) if weights[k].is_floating_point() else v
+                      for k, v in total.items()}
+    state.pop("last_optimizer_state", None)
+    record = {"last": n, "averaged": len(paths), "checkpoints": [p.name for p in paths], "updates": updates,
+              "into": AVERAGED, "single_best": SINGLE_BEST if (save_dir / AVERAGED).exists() else None}
+    state.setdefault("extra_state", {})["mwemt_average"] = record
+    if (save_dir / AVERAGED).exists():   # interrupted before the average is in place: `restore_single_best`
+        os.replace(save_dir / AVERAGED, save_dir / SINGLE_BEST)
+    with atomic_write(save_dir / AVERAGED, "wb") as fh:
+        torch.save(state, fh)
+    if len(paths) < n:
+        log.warning("train.average_last %d: only %d checkpoint(s) to average (%s)", n, len(paths),
+                    ", ".join(p.name for p in paths))
+    log.info("averaged %s into %s", ", ".join(p.name for p in paths), save_dir / AVERAGED)
+    return record
+
+
+def restore_single_best(save_dir: Path) -> None:
+    """Undo `average_checkpoints` before fairseq runs again in ``save_dir``: its own best back in place."""
+    if (save_dir / SINGLE_BEST).exists():
+        os.replace(save_dir / SINGLE_BEST, save_dir / AVERAGED)
 
 
 def validation_history(train: TrainConfig, train_log: Path) -> list[dict]:

@@ -19,7 +19,16 @@ from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
 from mwemt.formats import FACTOR_SEP, parse_factored
-from mwemt.nmt.modeldir import check_dictionary, find_checkpoint, model_file, read_checkpoint, read_preprocess
+from mwemt.nmt.constraints import CONSTRAINT_ORDERS, TableConstraints  # noqa: F401  (re-exported)
+from mwemt.nmt.modeldir import (
+    CHECKPOINTS,
+    PREFERRED_CHECKPOINTS,
+    check_dictionary,
+    find_checkpoint,
+    model_file,
+    read_checkpoint,
+    read_preprocess,
+)
 from mwemt.preprocess.tokenize import detokenize
 
 log = logging.getLogger(__name__)
@@ -31,8 +40,6 @@ SOURCE_MWES = ("identified", "none")
 # fp32 | bf16 (autocast; CPUs with avx512_bf16/amx_bf16) | int8 (dynamic quantization of the linear
 # layers); bench/decode_speed.py measures their speed and BLEU against fp32
 DECODE_PRECISIONS = ("fp32", "bf16", "int8")
-# fairseq's lexically constrained beam search (Post & Vilar 2018): every constraint anywhere, or in order
-CONSTRAINT_ORDERS = ("unordered", "ordered")
 # Longest source line `translate` takes, checked before any line is encoded: decoding time grows with
 # the square of the length, and no model here is trained on sentences anywhere near this long. A line
 # within it must also fit the model's source positions in pieces (checked once it is segmented).
@@ -71,6 +78,7 @@ class Translator:
         self.factor_dicts = getattr(task, "factor_dicts", [task.source_dictionary])
         self.tgt_dict = task.target_dictionary
         self.unconstrained_lines: list[int] = []   # of the last translation: lines decoded without their constraints
+        self.line_scores: dict[int, float] = {}   # of the last translation: fairseq's length-normalized score by line
 
     # ------------------------------------------------------------ loading
     @classmethod
@@ -101,6 +109,10 @@ class Translator:
         model_dir = Path(model_dir)
         pre = read_preprocess(model_dir)
         ckpt = find_checkpoint(model_dir, checkpoint)
+        if checkpoint is None and ckpt.name != PREFERRED_CHECKPOINTS[0]:
+            log.warning("%s has no %s (training ended before its first validation, or the file was removed): "
+                        "translating with %s, the last weights, not the best; pass --checkpoint to choose",
+                        model_dir / CHECKPOINTS, PREFERRED_CHECKPOINTS[0], ckpt.name)
         sub = pre["subword"] or {}
         src_sp = SubwordModel.load(model_file(model_dir, sub["source"], "source sentencepiece model")) \
             if sub.get("source") else None
@@ -246,6 +258,8 @@ class Translator:
         from fairseq import utils as fs_utils
         from tqdm import tqdm
 
+        from mwemt.nmt.fairseq_plugin.length_limit import SentenceLengthLimit
+
         if beam < 1 or batch_size < 1:
             raise MwemtError("beam and batch size must be at least 1")
         check_source_mwes(source_mwes, input_format)
@@ -263,6 +277,9 @@ class Translator:
             if len(constraints) != len(lines):
                 raise MwemtError(f"{len(constraints)} constraint lists for {len(lines)} input lines")
         generator = self.task.build_generator([self.model], gen_args)
+        # each sentence ends at its own length limit, not its batch's longest sentence's: no output depends on the
+        # batch size or on which lines share a batch (mwemt.nmt.fairseq_plugin.length_limit)
+        generator.search = SentenceLengthLimit(generator.search, self.tgt_dict)
         constrained_generator = None
         if constraints is not None:   # fairseq's LexicallyConstrainedBeamSearch, for the lines that have constraints
             constrained_generator = self.task.build_generator(
@@ -291,7 +308,7 @@ class Translator:
             ([e for e in encoded if line_constraints[e[0]]], True), ([e for e in encoded if not line_constraints[e[0]]],
                                                                     False)]
         batches = [(g[k:k + batch_size], forced) for g, forced in groups for k in range(0, len(g), batch_size)]
-        self.unconstrained_lines = []
+        self.unconstrained_lines, self.line_scores = [], {}
         with tqdm(total=len(encoded), desc="translate", unit=" sent", disable=not progress,
                   dynamic_ncols=True) as bar:
             for chunk, forced in batches:
@@ -307,6 +324,8 @@ class Translator:
         import torch
         from fairseq import utils as fs_utils
 
+        from mwemt.nmt.fairseq_plugin.length_limit import SentenceLengthLimit, limits_by_id
+
         tokens = [t for _, t in chunk]
         packed = None
         if line_constraints is not None:   # fairseq's packing, row k = chunk[k]; the collater reorders it too
@@ -317,9 +336,14 @@ class Translator:
         sample = ds.collater([ds[j] for j in range(len(ds))])
         if next(self.model.parameters()).is_cuda:
             sample = fs_utils.move_to_cuda(sample)
+        if isinstance(generator.search, SentenceLengthLimit):
+            generator.search.limits = limits_by_id(sample, generator.max_len_a, generator.max_len_b, generator.max_len,
+                                                   generator.min_len)
         with torch.no_grad():
             hyps = self.task.inference_step(generator, [self.model], sample, constraints=sample.get("constraints"))
-        return [(chunk[sid][0], self.decode_ids(hyp[0]["tokens"])) for sid, hyp in zip(sample["id"].tolist(), hyps)]
+        best = [(chunk[sid][0], hyp[0]) for sid, hyp in zip(sample["id"].tolist(), hyps)]
+        self.line_scores.update((i, float(h["score"])) for i, h in best)   # what judged constraints compare
+        return [(i, self.decode_ids(h["tokens"])) for i, h in best]
 
     def _decode_constrained(self, chunk, constrained, plain, line_constraints, max_len_b: int):
         """A batch of lines with constraints. The output may be longer than the length limit allows without
@@ -402,24 +426,13 @@ class Translator:
     def table_constraints(self, lines: Sequence[str], table, *, min_count: int = 1,
                           sources: Sequence[str] = ("aligned", "dictionary"), input_format: str = "raw",
                           source: str | None = None) -> list[list[tuple[str, ...]]]:
-        """Per line, the target phrases an MWE translation table gives its MWEs (`TableConstraints`),
-        with this model's tokenizer and lemmatizer; ``table`` is a table or its file."""
-        if input_format not in ("raw", "tokenized"):
-            raise MwemtError(f"constraints are found in raw or tokenized input, not {input_format!r} lines")
-        finder = TableConstraints(table, lang=self.preprocess["src_lang"], lemmatizer=self.preprocess["lemmatizer"],
-                                  max_gap=int(self.preprocess.get("max_gap") or 0), min_count=min_count,
-                                  sources=sources)
-        out = []
-        for i, line in enumerate(lines):
-            if not line.strip():
-                out.append([])
-                continue
-            tokens = line.split() if input_format == "tokenized" else self.annotator.tokens(line)
-            try:
-                out.append(finder.phrases(tokens))
-            except MwemtError as exc:
-                raise InputError(str(exc), source or "<input>", i + 1) from None
-        return out
+        """Per line, the target phrases an MWE translation table gives its MWEs, forced as the table says
+        (`mwemt.nmt.constraints.TableConstraints`, with this model's tokenizer and lemmatizer); ``table`` is a
+        table or its file. Judged constraints: `mwemt.nmt.constraints.constrained_translate`."""
+        from mwemt.nmt.constraints import ConstraintOptions, ForcedConstraints
+
+        options = ConstraintOptions("unordered", min_count=min_count, sources=tuple(sources))
+        return ForcedConstraints(self, table, options).phrases(lines, input_format, source)
 
     def _max_source_pieces(self) -> int | None:
         """The model's source positions (fairseq's max_source_positions), or None when unbounded."""
@@ -436,59 +449,6 @@ class Translator:
         return detokenize(tokens, self.preprocess["tgt_lang"])
 
 
-class TableConstraints:
-    """Target constraints from an MWE translation table (`mwemt.preprocess.mwe_table`), for
-    lexically constrained decoding (`Translator.translate`'s ``constraints``).
-
-    The MWEs are found in the source with the table's own multi-word keys as the lexicon (so a
-    model trained without MWE annotation, the baseline, can be constrained), lemmatized as the
-    model's training source was, no identification filters. Each MWE found gets its table entry's
-    best translation (highest alignment count, `MweTranslationTable.translations` with ``min_count``
-    and ``sources``) as one constraint; a gapped translation (``ha ... vinto``) gives one constraint
-    per part. Phrases come in source order (what ``ordered`` decoding keeps), each phrase once. The
-    table's tokens are casefolded; the translation of a capitalized sentence-initial MWE is capitalized
-    (*By the way* -> *A proposito*), as the translation most likely starts the output too.
-    """
-
-    def __init__(self, table, *, lang: str, lemmatizer: str = "simplemma", max_gap: int = 0, min_count: int = 1,
-                 sources: Sequence[str] = ("aligned", "dictionary")):
-        from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
-        from mwemt.preprocess.mwe_table import GAP, MweTranslationTable
-        from mwemt.records import LexiconEntry
-
-        self.table = table if isinstance(table, MweTranslationTable) else MweTranslationTable.read(table)
-        self.min_count, self.sources, self.gap = min_count, tuple(sources), GAP
-        entries = [LexiconEntry(tuple(key.split())) for key in self.table.keys() if len(key.split()) >= 2]
-        if not entries:
-            raise MwemtError("the MWE translation table has no multi-word key: nothing to constrain")
-        self.annotator = build_annotator(AnnotatorConfig(lang=lang, lemmatizer=lemmatizer, max_gap=max_gap,
-                                                         filters="none", lexicon_format="list"),
-                                         entries, log=lambda *_: None)
-
-    def phrases(self, tokens: Sequence[str]) -> list[tuple[str, ...]]:
-        """The constraints of one tokenized source sentence, in source order."""
-        from mwemt.preprocess.mwe_table import type_key
-
-        sent = self.annotator.annotate_tokens(list(tokens))
-        out: list[tuple[str, ...]] = []
-        for m in sorted(sent.mwes, key=lambda m: m.indices):
-            found = self.table.translations(type_key(m.lemma), min_count=self.min_count, sources=self.sources)
-            if not found:
-                continue
-            words = list(found[0].translation)
-            if m.indices[0] == 0 and tokens and tokens[0][:1].isupper():   # a sentence-initial MWE: so its translation
-                words[0] = words[0][:1].upper() + words[0][1:]              # (the table's tokens are casefolded)
-            part: list[str] = []
-            for tok in words + [self.gap]:
-                if tok == self.gap:
-                    if part and tuple(part) not in out:
-                        out.append(tuple(part))
-                    part = []
-                else:
-                    part.append(tok)
-        return out
-
-
 def check_source_mwes(source_mwes: str, input_format: str) -> None:
     if source_mwes not in SOURCE_MWES:
         raise MwemtError(f"source_mwes {source_mwes!r}: choose one of {', '.join(SOURCE_MWES)}")
@@ -503,13 +463,17 @@ def quantize_int8(model):
     PyTorch's fused attention reads ``k_proj.weight`` as a tensor, which a quantized layer no
     longer has, so attention takes fairseq's own path through the projection modules.
     """
+    import warnings
+
     import torch
     from fairseq.modules.multihead_attention import MultiheadAttention
 
     for module in model.modules():
         if isinstance(module, MultiheadAttention):
             module.skip_embed_dim_check = True
-    return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    with warnings.catch_warnings():   # torch (2.13 here) announces that its quantized tensors will go
+        warnings.filterwarnings("ignore", message=r"torch\.quantize_per_tensor.* deprecated", category=UserWarning)
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def model_annotator(model_dir: Path, pre: dict, lexicon_path: str | Path | None = None):

@@ -15,7 +15,9 @@ this module, so a source MWE is mapped to target words the same way everywhere.
   links. `AlignmentCache` keys the directional links by the hash of the exact token lines, extra text
   and settings: the same inputs then give the same alignment, which makes scoring reproducible, and
   scoring many systems aligns each one once. Computing an entry holds a lock on it, so processes that
-  align the same input at once (stages side by side) share one alignment.
+  align the same input at once (stages side by side) share one alignment. A cache directory that
+  cannot be used (not writable, a file in the way) costs only the cache: a warning, and the
+  alignment is computed (and what the cache already holds is still read).
 
 Sentences longer than eflomal's limit (`MAX_TOKENS`) or with an empty side are not aligned (no
 links), and are counted in `Directional.skipped`. `mwemt align` refuses, before tokenizing, a line
@@ -32,12 +34,12 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.fileio import atomic_directory, exclusive_lock
+from mwemt.fileio import atomic_directory, exclusive_lock, file_in_the_way
 
 SYMMETRIZATIONS = ("grow-diag-final-and", "intersection", "union")
 DEFAULT_SYMMETRIZATION = "grow-diag-final-and"
@@ -320,8 +322,33 @@ class AlignmentCache:
                     (tmp / name).write_text("".join(format_pharaoh(a) + "\n" for a in links), encoding="utf-8")
                 (tmp / "info.json").write_text(json.dumps({**info, "n_extra": result.n_extra,
                                                            "skipped": result.skipped}, indent=1), encoding="utf-8")
+        except (OSError, MwemtError) as exc:
+            logger.warning("alignment cache %s not written: %s", self.directory, _cache_problem(exc))
+
+    @contextlib.contextmanager
+    def locked(self, key: str) -> Iterator[bool]:
+        """Hold the lock of entry ``key`` for the block; yields False (after a warning) where the cache
+        cannot be locked (a directory the user may not write, a file in the way): the caller then reads
+        what the cache has but stores nothing, and the alignment is computed as without a cache."""
+        held = contextlib.ExitStack()
+        try:
+            held.enter_context(exclusive_lock(self.lock(key)))
         except OSError as exc:
-            logger.warning("alignment cache %s not written: %s", self.directory, exc)
+            logger.warning("alignment cache %s is not usable (%s); aligning without storing in it (point "
+                           "MWEMT_CACHE or --cache at a writable directory, or pass --no-cache)", self.directory,
+                           _cache_problem(exc, self.directory))
+            yield False
+            return
+        with held:
+            yield True
+
+
+def _cache_problem(exc: BaseException, directory: Path | None = None) -> str:
+    """An error of the cache as one line: what went wrong, not which internal file it was."""
+    if isinstance(exc, OSError) and exc.strerror:
+        blocker = file_in_the_way(directory) if directory is not None else None
+        return f"{blocker} is a file, not a directory" if blocker is not None else exc.strerror
+    return str(exc)
 
 
 def align_directional(src: Sequence[Tokens], tgt: Sequence[Tokens], *,
@@ -334,13 +361,13 @@ def align_directional(src: Sequence[Tokens], tgt: Sequence[Tokens], *,
     # eflomal is not seedable: two processes aligning the same input at once (a run's score and report
     # stages side by side) would get different links and score one system two ways. The first one aligns
     # and stores; the others wait on the entry's lock and read what it stored.
-    with exclusive_lock(cache.lock(key)) if cache is not None else contextlib.nullcontext():
+    with cache.locked(key) if cache is not None else contextlib.nullcontext(False) as writable:
         hit = cache.load(key, src, tgt) if cache is not None else None
         if hit is not None:
             return hit
         result = run_eflomal(src, tgt, extra=extra, config=config)
         result.key = key
-        if cache is not None:
+        if cache is not None and writable:
             cache.store(key, result, {"config": asdict(config), "eflomal": eflomal_version(),
                                       "sentences": len(src)})
     return result

@@ -17,6 +17,25 @@ by alignment of the training data, plus a bilingual dictionary's), looked up by 
   translation (most frequent; `min_count` and `sources` as configured). The reference is never
   read: nothing here takes one.
 
+**Version 2** (``HintConfig.version = 2``: hints the model learns to copy). An audit of version 1
+found that its training hints almost all come from alignment (the table's translations attested in
+the training pairs themselves), while at translation time many hints are dictionary translations of
+MWE types never seen in training, which the model then rarely copies. Version 2 changes training
+only (translation-time hints are the same):
+
+- denser: a seeded share ``matched_rate`` (about half) of the sentences *with a matching hint*
+  gets hints (version 1's ``rate`` is a share of all sentences, and is not read);
+- dictionary translations first: an MWE's hint is the first of its table translations that the
+  dictionary lists and that matches the reference (`phrase_match`, lemma-aware), else the first
+  matching one of alignment, so that hints of the kind unseen types get at translation time occur
+  in training;
+- ``plain_copy``: every hinted training pair also appears once plain (all ``0``), so the model
+  learns the sentence with and without hints (`hint_training_lines` with ``plain_copies``; the
+  grid does it for the training split only).
+
+`HintReport` counts the hints by the table source of their translation (aligned, dictionary, or
+both) and the duplicated pairs.
+
 The target-lemma variant (Bergmanis & Pinnis 2021, ``form="lemma"``, the ``hints-lemma``
 encoding) writes the hint's lemmas (the target language's lemmatizer), which suits an inflected
 target such as Italian: the model learns to inflect the hint.
@@ -57,6 +76,7 @@ from mwemt.schema import setting
 # encoding name -> hint form: the table's words (Dinu et al. 2019) or their lemmas (Bergmanis & Pinnis 2021)
 HINT_FORMS = ("surface", "lemma")
 TABLE_SOURCES = ("aligned", "dictionary")
+HINT_VERSIONS = (1, 2)
 SHORT = 3          # words of at most this many characters are function-like: exact match only
 MIN_PREFIX = 4     # the least shared prefix of two matching words
 MAX_SUFFIX = 3     # a matching word may differ from the hint word after its first len - MAX_SUFFIX characters
@@ -66,16 +86,34 @@ MAX_SKIP = 3       # reference tokens allowed between two matched content words 
 @dataclass(frozen=True)
 class HintConfig:
     """Inline target hints (`mwemt.preprocess.hints`): how many training sentences get them and
-    which table translations may be hints."""
+    which table translations may be hints. Version 2 makes hints the model learns to copy (denser,
+    dictionary translations first, each hinted pair also plain), e.g. a system
+    `inline-hints-v2: {encoding: hints, hints: {version: 2, matched_rate: 0.5}}` (docs/nmt.md)."""
 
     rate: float = setting(0.10, minimum=0.0, maximum=1.0,
-                          help="share of the training sentences annotated with hints (a seeded sample of those "
-                               "with a hint that matches the reference)")
+                          help="version 1: share of all the training sentences annotated with hints (a seeded "
+                               "sample of those with a hint that matches the reference); version 2 reads "
+                               "matched_rate instead")
     min_count: int = setting(1, minimum=0, help="least alignment count of a table translation used as a hint "
                                                 "(dictionary translations always qualify)")
     sources: tuple[str, ...] = setting(TABLE_SOURCES, choices=TABLE_SOURCES,
                                        help="table translations used as hints: attested by alignment, listed "
                                             "by the dictionary, or both")
+    version: int = setting(1, minimum=1, maximum=2, omit_default=True,
+                           help="1: Dinu et al.'s sampling (rate of all sentences, table order); 2: hints the "
+                                "model learns to copy: matched_rate of the sentences with a matching hint, "
+                                "dictionary translations first, each hinted pair also once plain (plain_copy). "
+                                "Translation-time hints are the same (docs/nmt.md, inline target hints)")
+    matched_rate: float = setting(0.5, minimum=0.0, maximum=1.0, omit_default=True,
+                                  help="version 2: share of the training sentences WITH a hint that matches the "
+                                       "reference that get hints (a seeded sample; version 1 reads rate)")
+    plain_copy: bool = setting(True, omit_default=True,
+                               help="version 2: every hinted training pair also appears once without hints (the "
+                                    "training split only; version 1 never copies)")
+
+    @property
+    def v2(self) -> bool:
+        return self.version >= 2
 
 
 def is_hint_encoding(encoding: str) -> bool:
@@ -181,7 +219,7 @@ class HintInserter:
         self.config = config
         self.form = form
         self.lemmatizer = lemmatizer
-        self._candidates: dict[str, list[tuple[str, ...]]] = {}   # MWE form -> its hints (the table is fixed)
+        self._entries: dict[str, list[tuple[tuple[str, ...], frozenset[str]]]] = {}   # MWE form -> its hints
         self.lemma = word_lemma(lemmatizer)
 
     def _written(self, tokens: Sequence[str]) -> tuple[str, ...]:
@@ -190,22 +228,28 @@ class HintInserter:
             return tuple(self.lemmatizer.lemmatize(words))
         return tuple(words)
 
-    def candidates(self, lemma: str) -> list[tuple[str, ...]]:
-        """The table's translations of an MWE (its lexicon form), best first, as hints would be written."""
+    def entries(self, lemma: str) -> list[tuple[tuple[str, ...], frozenset[str]]]:
+        """The table's translations of an MWE (its lexicon form), best first, as hints would be written,
+        each with its table sources (those of every entry written the same way)."""
         from mwemt.preprocess.mwe_table import type_key
 
-        found = self._candidates.get(lemma)
+        found = self._entries.get(lemma)
         if found is not None:
             return found
         entries = self.table.translations(type_key(lemma), min_count=self.config.min_count,
                                           sources=set(self.config.sources))
-        out: list[tuple[str, ...]] = []
+        merged: dict[tuple[str, ...], frozenset[str]] = {}
         for e in entries:
             written = self._written(e.translation)
-            if written and written not in out:
-                out.append(written)
-        self._candidates[lemma] = out
+            if written:
+                merged[written] = merged.get(written, frozenset()) | e.sources
+        out = list(merged.items())
+        self._entries[lemma] = out
         return out
+
+    def candidates(self, lemma: str) -> list[tuple[str, ...]]:
+        """The table's translations of an MWE (its lexicon form), best first, as hints would be written."""
+        return [written for written, _ in self.entries(lemma)]
 
     def test_hints(self, sent: AnnotatedSentence) -> dict[int, tuple[str, ...]]:
         """At translation time: each MWE the table knows gets its best translation. No reference."""
@@ -218,20 +262,37 @@ class HintInserter:
 
     def training_hints(self, sent: AnnotatedSentence, reference: Sequence[str]) -> dict[int, tuple[str, ...]]:
         """For training: each MWE gets the first table translation that matches the reference
-        (tokens) approximately (`phrase_match`); MWEs without one get no hint."""
+        (tokens) approximately (`phrase_match`); MWEs without one get no hint. Version 2 tries the
+        translations the dictionary lists first (`training_hint_sources`)."""
+        return {k: hint for k, (hint, _) in self.training_hint_sources(sent, reference).items()}
+
+    def training_hint_sources(self, sent: AnnotatedSentence, reference: Sequence[str]
+                              ) -> dict[int, tuple[tuple[str, ...], frozenset[str]]]:
+        """`training_hints` with the table sources of each hint's translation."""
         hints = {}
         for k, m in enumerate(sent.mwes):
-            for cand in self.candidates(m.lemma):
+            found = self.entries(m.lemma)
+            if self.config.v2:   # dictionary translations first, each group in table order
+                found = sorted(found, key=lambda entry: "dictionary" not in entry[1])
+            for cand, sources in found:
                 if phrase_match(cand, reference, self.lemma) is not None:
-                    hints[k] = cand
+                    hints[k] = (cand, sources)
                     break
         return hints
 
     def describe(self) -> dict:
         sig = self.table.signature() if hasattr(self.table, "signature") else None
-        return {"form": self.form, "rate": self.config.rate, "min_count": self.config.min_count,
-                "sources": list(self.config.sources), "table": sig,
-                "lemmatizer": getattr(self.lemmatizer, "signature", None)}   # lemma hints, and matching
+        out = {"form": self.form, "version": self.config.version}
+        out.update({"matched_rate": self.config.matched_rate, "plain_copy": self.config.plain_copy}
+                   if self.config.v2 else {"rate": self.config.rate})
+        out.update({"min_count": self.config.min_count, "sources": list(self.config.sources), "table": sig,
+                    "lemmatizer": getattr(self.lemmatizer, "signature", None)})   # lemma hints, and matching
+        return out
+
+
+def source_label(sources: Iterable[str]) -> str:
+    """``aligned``, ``dictionary`` or ``aligned+dictionary``: where a hint's table translation comes from."""
+    return "+".join(s for s in TABLE_SOURCES if s in set(sources))
 
 
 @dataclass
@@ -246,27 +307,40 @@ class HintReport:
     mwes_in_table: int = 0
     mwes_matched: int = 0
     hinted_mwes: int = 0
+    hint_sources: dict[str, int] = field(default_factory=dict)   # hinted MWEs by `source_label`
+    plain_copies: int = 0                                        # hinted pairs also written plain (version 2)
+    copied: list[int] = field(default_factory=list)              # their sentence indices
     examples: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         d = {k: getattr(self, k) for k in ("sentences", "sentences_with_mwe", "eligible", "hinted_sentences", "mwes",
                                            "mwes_in_table", "mwes_matched", "hinted_mwes")}
         d["hinted_share"] = round(self.hinted_sentences / self.sentences, 4) if self.sentences else 0.0
+        d["hinted_share_of_eligible"] = round(self.hinted_sentences / self.eligible, 4) if self.eligible else 0.0
+        d["hint_sources"] = {label: self.hint_sources.get(label, 0)
+                             for label in ("aligned", "dictionary", "aligned+dictionary")}
+        d["plain_copies"] = self.plain_copies
+        d["lines"] = self.sentences + self.plain_copies
         d["examples"] = list(self.examples)
         return d
 
 
 def hint_training_lines(sentences: Sequence[AnnotatedSentence], references: Sequence[Sequence[str]],
-                        inserter: HintInserter, seed: int, examples: int = 10) -> tuple[list[str], HintReport]:
-    """The factored source lines of a training corpus: a seeded ``inserter.config.rate`` share of
-    the sentences carries the hints that match their reference (`choose_hinted`), the others are
-    plain (all ``0``)."""
+                        inserter: HintInserter, seed: int, examples: int = 10,
+                        plain_copies: bool = False) -> tuple[list[str], HintReport]:
+    """The factored source lines of a training corpus: a seeded share of the sentences carries the
+    hints that match their reference (`choose_hinted`: version 1 ``rate`` of all sentences, version 2
+    ``matched_rate`` of those with a matching hint), the others are plain (all ``0``).
+    ``plain_copies`` (version 2's ``plain_copy``, on the training split): each hinted line is
+    followed by the same sentence plain, so there are ``report.plain_copies`` more lines than
+    sentences (``report.copied``: which sentences; the caller repeats their targets)."""
     if len(sentences) != len(references):
         raise MwemtError(f"{len(sentences)} source sentences but {len(references)} references")
+    config = inserter.config
     report = HintReport(sentences=len(sentences))
-    found: list[dict[int, tuple[str, ...]]] = []
+    found: list[dict[int, tuple[tuple[str, ...], frozenset[str]]]] = []
     for sent, ref in zip(sentences, references):
-        hints = inserter.training_hints(sent, ref) if sent.mwes else {}
+        hints = inserter.training_hint_sources(sent, ref) if sent.mwes else {}
         found.append(hints)
         if sent.mwes:
             report.sentences_with_mwe += 1
@@ -275,26 +349,38 @@ def hint_training_lines(sentences: Sequence[AnnotatedSentence], references: Sequ
             report.mwes_matched += len(hints)
     eligible = [k for k, h in enumerate(found) if h]
     report.eligible = len(eligible)
-    chosen = choose_hinted(eligible, len(sentences), inserter.config.rate, seed)
+    if config.v2:
+        chosen = choose_hinted(eligible, len(eligible), config.matched_rate, seed)
+    else:
+        chosen = choose_hinted(eligible, len(sentences), config.rate, seed)
+    copy = plain_copies and config.v2 and config.plain_copy
     lines = []
     for k, (sent, hints) in enumerate(zip(sentences, found)):
-        use = hints if k in chosen else {}
+        use = {m: hint for m, (hint, _) in hints.items()} if k in chosen else {}
         line = " ".join(insert_hints(sent, use))
+        lines.append(line)
         if use:
             report.hinted_sentences += 1
             report.hinted_mwes += len(use)
+            for _, sources in hints.values():
+                label = source_label(sources)
+                report.hint_sources[label] = report.hint_sources.get(label, 0) + 1
             if len(report.examples) < examples:
                 report.examples.append(line)
-        lines.append(line)
+            if copy:
+                lines.append(" ".join(insert_hints(sent, {})))
+                report.plain_copies += 1
+                report.copied.append(k)
     return lines, report
 
 
 def annotate_hint_pairs(annotator, pairs: Iterable[tuple[str, str]], tgt_lang: str, inserter: HintInserter,
-                        seed: int, examples: int = 10):
+                        seed: int, examples: int = 10, plain_copies: bool = False):
     """`mwemt.preprocess.annotate.annotate_pairs` for a hint encoding: the sources annotated with
     ``annotator``, a seeded share of them given the hints that match their reference
     (`hint_training_lines`), the targets tokenized. The same pairs are dropped (a side without a
-    token). Returns the `AnnotatedPairs` and the `HintReport`."""
+    token). ``plain_copies``: version 2's hinted pairs also once plain (the target repeated after its
+    hinted pair). Returns the `AnnotatedPairs` and the `HintReport`."""
     from mwemt.preprocess.annotate import AnnotatedPairs, AnnotationReport
     from mwemt.preprocess.tokenize import tokenize
 
@@ -310,7 +396,12 @@ def annotate_hint_pairs(annotator, pairs: Iterable[tuple[str, str]], tgt_lang: s
         sentences.append(sent)
         references.append(tgt_tokens)
         out.target.append(" ".join(tgt_tokens))
-    out.source, report = hint_training_lines(sentences, references, inserter, seed, examples)
+    out.source, report = hint_training_lines(sentences, references, inserter, seed, examples, plain_copies)
+    if report.copied:   # each copied pair's target again, right after it (as its plain source line is)
+        copied, target = set(report.copied), []
+        for k, line in enumerate(out.target):
+            target += [line, line] if k in copied else [line]
+        out.target = target
     return out, report
 
 

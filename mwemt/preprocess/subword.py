@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +38,13 @@ SPACE = "\u2581"                     # sentencepiece's word-boundary marker
 SPACE_ESCAPE = "&#9601;"             # a literal U+2581 inside a token
 FACTOR_ESCAPES = tuple(escape(ch) for ch in "&|_")   # &amp; &#124; &#95;
 USER_SYMBOLS = FACTOR_ESCAPES + (SPACE_ESCAPE,)
+CONTROL_PIECES = 3                   # <unk> <s> </s>
+BYTE_PIECES = 256                    # <0x00> ... <0xFF> with byte fallback
+# the least vocabulary a model can have (byte fallback, the factor escapes, one character); the real least is
+# larger by every further distinct character of the training text (`required_pieces`, checked before training)
+MIN_VOCAB_SIZE = CONTROL_PIECES + BYTE_PIECES + len(USER_SYMBOLS) + 1
+# far beyond any NMT vocabulary; sentencepiece builds fewer pieces than asked when the text has no more to give
+MAX_VOCAB_SIZE = 1_000_000
 MODEL_TYPES = ("bpe", "unigram")
 IOB_MODES = ("copy", "bio")
 _BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")
@@ -49,7 +56,10 @@ class SubwordConfig:
     """Sentencepiece for an NMT system: trained on the system's own training text, factors carried
     onto every piece."""
 
-    vocab_size: int = setting(8000, minimum=8, help="pieces per sentencepiece model")
+    vocab_size: int = setting(8000, minimum=MIN_VOCAB_SIZE, maximum=MAX_VOCAB_SIZE,
+                              help="pieces per sentencepiece model: at least 263 (3 control pieces, 256 byte pieces, "
+                                   "4 factor escapes) plus the training text's distinct characters, checked before "
+                                   "training; a text that supports fewer pieces than asked gets fewer, with a warning")
     model_type: str = setting("bpe", choices=MODEL_TYPES, help="sentencepiece algorithm")
     joint: bool = setting(True, help="one model for both sides (else one per side)")
     iob: str = setting("copy", choices=IOB_MODES, help="the IOB tag of a word's later pieces: copied, or "
@@ -233,8 +243,9 @@ class SubwordModel:
         """
         if model_type not in MODEL_TYPES:
             raise MwemtError(f"model type {model_type!r} is not one of {', '.join(MODEL_TYPES)}")
-        if vocab_size < 10:
-            raise MwemtError(f"vocabulary size {vocab_size} is too small")
+        if vocab_size < 10 or vocab_size > MAX_VOCAB_SIZE:
+            raise MwemtError(f"vocabulary size {vocab_size}: expected 10 to {MAX_VOCAB_SIZE:,} pieces (a text rarely "
+                             "supports more than a few tens of thousands)")
         if not 0.0 < character_coverage <= 1.0:
             raise MwemtError(f"character coverage {character_coverage} is not in (0, 1]")
         if not inputs:
@@ -253,10 +264,17 @@ class SubwordModel:
                                          input_sentence_size, seed)
         if not sentences:
             raise InputError("no non-empty lines to train on", inputs[0])
+        symbols = [*USER_SYMBOLS, *dict.fromkeys(extra)]
+        if character_coverage == 1.0:   # every character gets a piece: the least size is known exactly
+            need = required_pieces(sentences, len(symbols), byte_fallback)
+            if vocab_size < need.total:
+                raise MwemtError(f"vocabulary size {vocab_size} is too small for this text: sentencepiece needs at "
+                                 f"least {need.total} pieces ({need}); ask for at least {need.total} "
+                                 "(subword.vocab_size in a config, --vocab-size of `mwemt subword train`)")
         options = {
             "vocab_size": vocab_size, "model_type": model_type, "character_coverage": character_coverage,
             "normalization_rule_name": "identity", "byte_fallback": byte_fallback,
-            "user_defined_symbols": [*USER_SYMBOLS, *dict.fromkeys(extra)], "split_by_whitespace": True,
+            "user_defined_symbols": symbols, "split_by_whitespace": True,
             "split_by_unicode_script": split_by_unicode_script,
             "add_dummy_prefix": True, "remove_extra_whitespaces": True, "hard_vocab_limit": False,
             "num_threads": num_threads,
@@ -264,12 +282,11 @@ class SubwordModel:
         try:  # in a child process: sentencepiece's C++ training would hold off Ctrl-C until it ends
             model_bytes = call_in_child(_train_sentencepiece, sentences, seed, options)
         except RuntimeError as exc:
-            hint = " (with byte fallback the vocabulary needs 256 byte pieces plus every character)" \
-                if byte_fallback else ""
-            raise MwemtError(f"sentencepiece training failed: {exc}{hint}") from None
+            raise MwemtError(sentencepiece_failure(str(exc), vocab_size)) from None
         model = cls(model_bytes)
         if model.vocab_size < vocab_size:
-            log.warning("asked for %d pieces, the data supports %d", vocab_size, model.vocab_size)
+            log.warning("asked for %d pieces, but the training text supports only %d: the model has %d "
+                        "(sentencepiece found nothing more to merge)", vocab_size, model.vocab_size, model.vocab_size)
         model._training = {
             "inputs": [str(p) for p in inputs], "seed": seed, "sentences_read": n_read,
             "sentences_trained": len(sentences),
@@ -415,6 +432,52 @@ def frequent_mwe_tokens(inputs: Sequence[str | Path], min_count: int, max_pieces
         counts.update(t for t in line.split() if JOIN in t.strip(JOIN))
     ranked = sorted(((t, n) for t, n in counts.items() if n >= min_count), key=lambda x: (-x[1], x[0]))
     return ranked[:max_pieces]
+
+
+@dataclass(frozen=True)
+class RequiredPieces:
+    """The pieces sentencepiece reserves before it learns any: its least vocabulary size for a text."""
+
+    control: int
+    bytes: int
+    symbols: int
+    characters: int
+
+    @property
+    def total(self) -> int:
+        return self.control + self.bytes + self.symbols + self.characters
+
+    def __str__(self) -> str:
+        parts = [f"{self.control} control pieces"]
+        if self.bytes:
+            parts.append(f"{self.bytes} byte pieces")
+        parts += [f"{self.symbols} user-defined symbols", f"the text's {self.characters} distinct characters"]
+        return ", ".join(parts)
+
+
+def required_pieces(sentences: Iterable[str], n_symbols: int, byte_fallback: bool) -> RequiredPieces:
+    """What sentencepiece needs at character coverage 1: a piece per distinct character (a space is its
+    word-boundary mark, which every text has), the control and byte pieces and the user-defined symbols."""
+    chars: set[str] = {SPACE}
+    for sentence in sentences:
+        chars.update(sentence)
+    chars.discard(" ")
+    return RequiredPieces(CONTROL_PIECES, BYTE_PIECES if byte_fallback else 0, n_symbols, len(chars))
+
+
+_SPM_TOO_SMALL = re.compile(r"Vocabulary size is smaller than required_chars\. (\d+) vs (\d+)")
+
+
+def sentencepiece_failure(message: str, vocab_size: int) -> str:
+    """sentencepiece's training error in mwemt's terms (its own names options mwemt does not have)."""
+    m = _SPM_TOO_SMALL.search(message)
+    if m:
+        return (f"vocabulary size {vocab_size} is too small for this text: sentencepiece needs at least {m.group(2)} "
+                "pieces (control and byte-fallback pieces, user-defined symbols and every distinct character); ask "
+                f"for at least {m.group(2)} (subword.vocab_size in a config, --vocab-size of `mwemt subword train`), "
+                "or lower --character-coverage")
+    first = message.splitlines()[0] if message else ""
+    return f"sentencepiece training failed: {first}"
 
 
 def _train_sentencepiece(sentences: list[str], seed: int, options: dict) -> bytes:

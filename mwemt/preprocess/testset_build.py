@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
+from mwemt.errors import MwemtError
 from mwemt.preprocess.align import AlignConfig, align_directional, signature, tokenize_side
 from mwemt.preprocess.aligned_testset import BuildReport, ReferenceFilters, build_aligned_testset
 from mwemt.preprocess.testset_report import describe_testset
@@ -131,6 +132,13 @@ def build_testset(rows: Sequence[tuple[int, str, str]], annotator, config: Tests
         exclude.update(near_duplicate_key(t) for t in training_target)
         items, selection = select_testset(items, config.selection, exclude)
         progress(selection.summary())
+    if not any(item.mwes for item in items):
+        removed = ", ".join(f"{n} by {reason}" for reason, n in identification["removed"].items())
+        why = report.summary() + (f"; identification removed {removed}" if removed else "") \
+            + (f"; {selection.summary()}" if selection is not None else "")
+        raise MwemtError(f"no MWE test item could be built: {why}; nothing was written (expected pairs whose source "
+                         "has a lexicon MWE with an aligned translation: check the lexicon, its format and the "
+                         "language codes)")
     if compositionality is not None:
         items = with_scores(items, compositionality)
     rule = _part_rule(items, config, annotator)

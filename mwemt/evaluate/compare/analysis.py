@@ -32,6 +32,7 @@ from mwemt.evaluate.compare.resample import paired_ratio_bootstrap, resample_wei
 from mwemt.evaluate.compare.word_accuracy import TOKENIZE, corpus_counts, word_counts, word_tokenizer
 from mwemt.evaluate.mwe_score import MweScore
 from mwemt.evaluate.registry import MetricOptions, build_metric
+from mwemt.evaluate.report import undefined_reason
 from mwemt.evaluate.scoring import ScoreRun, score_systems
 from mwemt.evaluate.signature import Signature
 
@@ -149,17 +150,24 @@ def _signature(settings: CompareSettings, report: dict, options: MetricOptions) 
 
 
 def _aggregate(run: ScoreRun) -> list[dict]:
+    """Each metric's scores, differences from the baseline and paired tests; an undefined score is
+    None (null), and so is its difference, and the metric says why in ``undefined``."""
     out = []
     for r in run.metrics:
         rows = {}
         base = r.scores[0].score
         for k, name in enumerate(run.systems):
-            row = {"score": r.scores[k].score, "delta": r.scores[k].score - base if k else None}
+            score = r.scores[k].score
+            row = {"score": score, "delta": score - base if k and score is not None and base is not None else None}
             if r.bootstrap is not None:
                 b = r.bootstrap[k]
                 row.update({"bs_mean": b.mean, "bs_ci95": b.ci, "p_value": b.p_value})
             rows[name] = row
-        out.append({"key": r.key, "name": r.scores[0].name, "signature": r.signature, "systems": rows})
+        entry = {"key": r.key, "name": r.scores[0].name, "signature": r.signature, "systems": rows}
+        reason = undefined_reason(r)
+        if reason is not None:
+            entry["undefined"] = reason
+        out.append(entry)
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from mwemt.evaluate.base import UNDEFINED
 from mwemt.evaluate.compare import svg
 
 SECTIONS = (("summary", "Summary"), ("aggregate", "Aggregate scores"), ("mwe-buckets", "MWE accuracy by bucket"),
@@ -153,6 +154,9 @@ def _aggregate(r: dict) -> str:
         cells = []
         for m in metrics:
             s = m["systems"][name]
+            if s["score"] is None:   # undefined (the metric says why): no interval, no difference
+                cells.append(f'<td data-sort="-1" title="{escape(m.get("undefined", "undefined"))}">{UNDEFINED}</td>')
+                continue
             ci = f' <span class="ci">\u00b1{s["bs_ci95"]:.1f}</span>' if s.get("bs_ci95") is not None else ""
             delta = ""
             if s.get("delta") is not None:
@@ -168,12 +172,14 @@ def _aggregate(r: dict) -> str:
         rows = [m["systems"][name] for m in metrics]
         half = [s.get("bs_ci95") for s in rows]
         series.append(svg.Series(name, [s["score"] for s in rows],
-                                 [None if h is None else s["score"] - h for s, h in zip(rows, half)],
-                                 [None if h is None else s["score"] + h for s, h in zip(rows, half)], svg.color(k)))
+                                 [None if h is None or s["score"] is None else s["score"] - h for s, h in zip(rows, half)],
+                                 [None if h is None or s["score"] is None else s["score"] + h for s, h in zip(rows, half)],
+                                 svg.color(k)))
     chart = svg.grouped_bars([m["name"] for m in metrics], series, y_label="score (0-100)", title="Aggregate scores",
                              width=min(760, 260 + 130 * len(metrics)), height=220)
     note = ('<p class="note">Scores on a 0-100 scale: score \u00b1 95% bootstrap half-width, (difference from the '
-            "baseline, * p &lt; 0.05).</p>")
+            "baseline, * p &lt; 0.05)." + "".join(f" {escape(m['name'])} {UNDEFINED}: undefined, {escape(m['undefined'])}."
+                                               for m in metrics if m.get("undefined")) + "</p>")
     return table + note + chart
 
 

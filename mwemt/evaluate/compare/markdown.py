@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mwemt.evaluate.base import UNDEFINED, format_score
 from mwemt.evaluate.compare.html import fmt, p_mark, signed
 
 MAX_TYPES = 40
@@ -56,7 +57,10 @@ def render_markdown(r: dict) -> str:
         cells = [name]
         for m in r["aggregate"]:
             s = m["systems"][name]
-            text = f"{s['score']:.1f}"
+            text = format_score(s["score"])
+            if s["score"] is None:
+                cells.append(text)   # undefined: no interval, no difference
+                continue
             if s.get("bs_ci95") is not None:
                 text += f" \u00b1{s['bs_ci95']:.1f}"
             if s.get("delta") is not None:
@@ -64,6 +68,8 @@ def render_markdown(r: dict) -> str:
             cells.append(text)
         rows.append(cells)
     lines += _table(["System", *[m["name"] for m in r["aggregate"]]], rows)
+    undefined = [f"{m['name']} {UNDEFINED}: undefined, {m['undefined']}." for m in r["aggregate"] if m.get("undefined")]
+    lines += [""] + undefined if undefined else []
     lines += [""] + [f"- {m['name']}: `{m['signature']}`" for m in r["aggregate"]] + [""]
     mwe = r["mwe"]
     lines += ["## MWE accuracy by bucket", ""]

@@ -3,7 +3,9 @@
 Registers the task ``factored_translation``, the models ``factored_transformer`` (presets
 ``factored_transformer_tiny``, ``factored_transformer_paper_small``) and ``factored_lstm``, and the
 criteria ``label_smoothed_cross_entropy_fused`` and ``mwe_weighted_label_smoothed_cross_entropy`` (the
-MWE-weighted loss: training sentences flagged in the data directory weigh ``--mwe-loss-weight``).
+MWE-weighted loss: training sentences flagged in the data directory weigh ``--mwe-loss-weight``),
+and the task's stopping options ``--stop-min-improvement`` and ``--stop-patience-updates``
+(`mwemt.nmt.fairseq_plugin.stopping`, installed into fairseq_cli.train when it runs).
 
 It also makes fairseq checkpoints loadable under torch >= 2.6, whose ``torch.load`` defaults
 to ``weights_only=True`` and refuses the ``argparse.Namespace`` and numpy scalars/arrays that
@@ -42,4 +44,6 @@ def allow_fairseq_checkpoint_globals() -> None:
 
 allow_fairseq_checkpoint_globals()
 
-from mwemt.nmt.fairseq_plugin import criterion, models, task  # noqa: E402,F401  (registers with fairseq)
+from mwemt.nmt.fairseq_plugin import criterion, models, stopping, task  # noqa: E402,F401  (registers with fairseq)
+
+stopping.install()   # a no-op unless this process runs fairseq_cli.train

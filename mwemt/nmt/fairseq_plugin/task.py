@@ -64,6 +64,12 @@ class FactoredTranslationConfig(TranslationConfig):
     autocast_bf16: bool = field(
         default=False, metadata={"help": "run forward passes under torch.autocast(bfloat16), weights and "
                                          "optimizer in fp32 (CPUs with avx512_bf16/amx_bf16)"})
+    stop_min_improvement: float = field(
+        default=0.0, metadata={"help": "early stopping: a validation improves on the best only by more than "
+                                       "this (absolute; mwemt.nmt.fairseq_plugin.stopping)"})
+    stop_patience_updates: int = field(
+        default=0, metadata={"help": "early stopping: stop at the first validation this many updates after the "
+                                     "last improvement, instead of after --patience validations (0 = --patience)"})
 
 
 @register_task("factored_translation", dataclass=FactoredTranslationConfig)

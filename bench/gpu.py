@@ -1,0 +1,197 @@
+"""The GPU check: what a person with an NVIDIA GPU runs to see that mwemt's main job works there.
+
+    python bench/gpu.py [--out DIR] [--device cuda] [--small] [--paper-big] [--precisions fp32,bf16]
+
+Steps, each a real command, each reported PASS or FAIL with its wall time:
+
+1. ``demo``: `mwemt demo` with ``train.device`` set to ``--device`` (the README's main job: five systems
+   trained, every test translated, scored and compared).
+2. ``hints model``: `mwemt run configs/demo.yaml` for one more system of the hint encoding, in the same
+   run directory (the demo's stages are reused): what the next step needs.
+3. ``translate --constraints`` / ``translate --hint-table``: `mwemt translate --device DEVICE` with the
+   run's MWE translation table, on the baseline and on the hint model.
+4. ``decode speed``: source words per second of the baseline model on the demo's test set, for each
+   decoding precision on ``--device`` and fp32 on the CPU, measured side by side in this run (the model
+   loaded once per setting, one warm-up pass, then the best of three passes).
+5. with ``--paper-big`` (needs ../shared/data): one epoch of configs/paper-big.yaml's baseline for each
+   training precision (fp32, bf16 autocast, fairseq's --fp16): seconds per epoch, fairseq's words per
+   second and the validation loss against fp32's. This is the measurement that ``train.precision: auto``
+   on a GPU waits for (docs/nmt.md).
+
+It exits 1 when a step failed. ``--device cpu`` rehearses the whole check on a machine without a GPU.
+To bring mwemt to a GPU machine without network, see docs/nmt.md ("Training on a GPU").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "mwemt" / "data" / "demo"
+SMALL = ["data.train_size=300", "train.max_epoch=2", "tests.general.max_items=40", "tests.mwe.max_items=40",
+         "score.bootstrap=100"]
+HINTS = "systems.hints-gpu-check={encoding: hints}"
+DECODE_SPEED = r"""
+import json, sys, time
+from mwemt.nmt.translate import Translator
+model, device, precision, src = sys.argv[1:5]
+lines = open(src, encoding="utf-8").read().splitlines()
+tr = Translator.load(model, device=device, precision=precision, threads=0)
+tr.translate(lines, beam=5, batch_size=64, progress=False)       # warm-up: kernels, caches
+times = []
+for _ in range(3):
+    t0 = time.perf_counter()
+    tr.translate(lines, beam=5, batch_size=64, progress=False)
+    if device == "cuda":
+        import torch
+        torch.cuda.synchronize()
+    times.append(time.perf_counter() - t0)
+words = sum(len(line.split()) for line in lines)
+print(json.dumps({"words": words, "seconds": min(times)}))
+"""
+
+
+class Check:
+    def __init__(self, out: Path):
+        self.out = out
+        self.rows: list[tuple[str, str, float, str]] = []
+
+    def run(self, name: str, args: list[str], *, expect: Path | None = None) -> bool:
+        """One step: ``args`` (a command) run in the repository; PASS when it exits 0 (and ``expect`` exists)."""
+        log = self.out / f"{name.replace(' ', '-').replace('/', '-')}.log"
+        print(f"--- {name}: {' '.join(args)}", flush=True)
+        t0 = time.monotonic()
+        with open(log, "w", encoding="utf-8") as fh:
+            code = subprocess.run(args, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env=_env()).returncode
+        wall = time.monotonic() - t0
+        ok = code == 0 and (expect is None or expect.exists())
+        why = "" if ok else (f"exit {code}" if code else f"{expect} missing") + f"; see {log}"
+        self.rows.append((name, "PASS" if ok else "FAIL", wall, why))
+        print(f"    {'PASS' if ok else 'FAIL'} in {wall:.1f} s {why}", flush=True)
+        return ok
+
+    def note(self, name: str, ok: bool, wall: float, detail: str) -> None:
+        self.rows.append((name, "PASS" if ok else "FAIL", wall, detail))
+
+    def report(self) -> bool:
+        print("\nstep                              result   wall s  detail")
+        for name, res, wall, why in self.rows:
+            print(f"{name:<33} {res:<6} {wall:8.1f}  {why}")
+        return all(r[1] == "PASS" for r in self.rows)
+
+
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+
+
+def _mwemt(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mwemt", *args]
+
+
+def _sets(values: list[str]) -> list[str]:
+    return [a for v in values for a in ("--set", v)]
+
+
+def stage_output(run_dir: Path, stage: str, system: str, output: str) -> Path | None:
+    """An output of a stage the run's manifest lists (the newest run of it)."""
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    for s in manifest["stages"]:
+        if s["stage"] == stage and s["system"] == system:
+            done = json.loads((run_dir / s["directory"] / "DONE").read_text(encoding="utf-8"))
+            return run_dir / s["directory"] / done["outputs"][output]["path"]
+    return None
+
+
+def decode_speed(check: Check, model: Path, device: str, precision: str) -> float | None:
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", DECODE_SPEED, str(model), device, precision, str(DEMO / "test.en")],
+                         cwd=ROOT, capture_output=True, text=True, env=_env())
+    wall = time.monotonic() - t0
+    if out.returncode != 0:
+        check.note(f"decode {device} {precision}", False, wall, out.stderr.strip().splitlines()[-1][:120]
+                   if out.stderr.strip() else f"exit {out.returncode}")
+        return None
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    wps = r["words"] / r["seconds"]
+    check.note(f"decode {device} {precision}", True, wall, f"{wps:,.0f} words/s ({r['words']} words, best of 3)")
+    return wps
+
+
+def paper_big_epoch(check: Check, out: Path, device: str) -> None:
+    """One epoch of paper-big's baseline per training precision (fairseq's own --fp16 through extra_args)."""
+    variants = {"fp32": ["train.precision=fp32"], "bf16": ["train.precision=bf16"],
+                "fp16": ["train.precision=fp32", "train.extra_args=[--fp16]"]}
+    run_dir = out / "paper-big"
+    losses: dict[str, float] = {}
+    for name, sets in variants.items():
+        ok = check.run(f"paper-big epoch {name}",
+                       _mwemt("run", "configs/paper-big.yaml", "--run-dir", str(run_dir), "--systems", "baseline",
+                              "--no-plot", "-q", *_sets([f"train.device={device}", "train.max_epoch=1", *sets])))
+        summary = stage_output(run_dir, "train", "baseline", "summary") if ok else None
+        if summary is not None:
+            t = json.loads(summary.read_text(encoding="utf-8"))
+            losses[name] = t["best"]["valid_loss"]
+            detail = f"{t['wall_seconds']:.0f} s training, valid loss {losses[name]:.3f}"
+            if "fp32" in losses and name != "fp32":
+                detail += f" ({100 * (losses[name] / losses['fp32'] - 1):+.1f}% vs fp32)"
+            check.rows[-1] = (*check.rows[-1][:3], detail)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", help="keep every run and log here (default: a new temporary directory)")
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="cpu: rehearse without a GPU")
+    ap.add_argument("--small", action="store_true", help="a smaller demo (300 pairs, 2 epochs, 40 test lines)")
+    ap.add_argument("--paper-big", action="store_true", help="also one epoch of paper-big's baseline per precision")
+    ap.add_argument("--precisions", default="fp32,bf16", help="decoding precisions to time on --device")
+    args = ap.parse_args()
+    out = Path(args.out or tempfile.mkdtemp(prefix="mwemt-gpu-check-")).absolute()
+    out.mkdir(parents=True, exist_ok=True)
+    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__, torch.version.cuda, "
+                            "torch.cuda.is_available() and torch.cuda.get_device_name(0))"],
+                           capture_output=True, text=True)
+    print(f"torch, CUDA, GPU: {probe.stdout.strip() or probe.stderr.strip()}; Python {sys.version.split()[0]}; "
+          f"output in {out}")
+    check = Check(out)
+    small = SMALL if args.small else []
+    demo_dir = out / "demo"
+    device_set = [f"train.device={args.device}"]
+    check.run("demo", _mwemt("demo", "--run-dir", str(demo_dir), "-q", *_sets(device_set + small)),
+              expect=demo_dir / "results.md")
+    if check.run("hints model", _mwemt("run", "configs/demo.yaml", "--run-dir", str(demo_dir), "--systems",
+                                        "hints-gpu-check", "--no-plot", "-q", *_sets([HINTS, *device_set, *small]))):
+        baseline = stage_output(demo_dir, "train", "baseline", "model")
+        hints = stage_output(demo_dir, "train", "hints-gpu-check", "model")
+        table = stage_output(demo_dir, "mwe_table", "shared", "table")
+        test = str(DEMO / "test.en")
+        check.run("translate --constraints",
+                  _mwemt("translate", "-m", str(baseline), "-i", test, "-o", str(out / "constrained.it"), "-q",
+                         "--device", args.device, "--constraints", str(table)), expect=out / "constrained.it")
+        check.run("translate --hint-table",
+                  _mwemt("translate", "-m", str(hints), "-i", test, "-o", str(out / "hinted.it"), "-q",
+                         "--device", args.device, "--hint-table", str(table)), expect=out / "hinted.it")
+        cpu = decode_speed(check, baseline, "cpu", "fp32")
+        if args.device != "cpu":
+            for precision in args.precisions.split(","):
+                wps = decode_speed(check, baseline, args.device, precision)
+                if wps and cpu:
+                    check.rows[-1] = (*check.rows[-1][:3], check.rows[-1][3] + f"; {wps / cpu:.1f}x cpu fp32")
+    if args.paper_big:
+        if (ROOT.parent / "shared" / "data").is_dir():
+            paper_big_epoch(check, out, args.device)
+        else:
+            check.note("paper-big epoch", False, 0.0, "needs ../shared/data next to the checkout")
+    ok = check.report()
+    print(f"\n{'all steps passed' if ok else 'SOME STEPS FAILED'} (device {args.device}); logs in {out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

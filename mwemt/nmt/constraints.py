@@ -1,0 +1,630 @@
+"""Which target words lexically constrained decoding forces, and whether it keeps them: the one
+component `mwemt translate --constraints` and the grid's translate stage both use.
+
+Two kinds of constrained decoding (`CONSTRAINT_MODES`):
+
+- ``unordered`` / ``ordered`` (`ForcedConstraints`, the reference point): every source MWE the MWE
+  translation table lists gets the table's best translation forced into the output by fairseq's
+  lexically constrained beam search (`TableConstraints`), anywhere or in source order.
+- ``judged`` (`JudgedConstraints`): constraints only where the model needs them and the model accepts
+  them.
+
+  1. *Which MWEs*: the table's multi-word keys, found in the source and kept only when the
+     MWE-in-context classifier (`mwemt.preprocess.mwe_context`) reads them as MWEs in their sentence
+     (*going to* + verb is no *go to*).
+  2. *Candidates* (`CandidateFinder`): the MWE's attested translations (alignment counts at least
+     ``min_count``) and the dictionary's (``sources``), ranked by alignment count, then by their
+     target-side frequency in the model's training target text (`TargetFrequency`), never by the
+     alphabet; at most ``candidates`` of them.
+  3. *First pass*: plain beam search, the baseline's output. An MWE one of whose candidates the first
+     pass already has (compared by Italian lemma or a shared stem, `Presence`) is left alone.
+  4. *The model chooses*: each remaining MWE's line is decoded with each candidate as its constraint
+     (batched; fairseq's constrained search); the candidate with the best model score wins. A line
+     with several such MWEs is decoded once more with every winner.
+  5. *Accepted or not*: the constrained output replaces the first pass only when its length-normalized
+     model score (fairseq's ``score``: log-probability per output token) is at most ``threshold``
+     below the first pass's. ``threshold`` is tuned on the validation split only (`tune_threshold`:
+     the validation BLEU of every threshold between observed drops), never on a test set.
+
+`constrained_translate` runs either kind and returns the translations with a `ConstraintReport`
+(lines constrained, accepted, rejected), which the translate stage writes as constraints.json and
+`mwemt translate` prints as its summary line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from mwemt.errors import InputError, MwemtError
+from mwemt.preprocess.mwe_table import GAP
+from mwemt.preprocess.mwe_table import SOURCES as TABLE_SOURCES
+
+# fairseq's lexically constrained beam search (Post & Vilar 2018): every constraint anywhere, or in order
+CONSTRAINT_ORDERS = ("unordered", "ordered")
+# how constraints are chosen and kept: forced as the table says (an order above), or judged (module docstring)
+CONSTRAINT_MODES = CONSTRAINT_ORDERS + ("judged",)
+# the MWE-in-context model of judged constraints: the bundled English OEWN classifier, none (every
+# table match), or a model file written by scripts/train_mwe_context.py
+CONTEXT_MODELS = ("bundled", "none")
+THRESHOLD_FORMAT = "mwemt-constraint-threshold"
+TUNE_METRIC = "bleu"
+TUNE_RULE = "largest threshold with validation BLEU >= the first pass's"
+
+
+@dataclass(frozen=True)
+class ConstraintOptions:
+    """How constraints are chosen (checked once, here). ``threshold``: the largest drop of the
+    length-normalized model score a judged constraint may cost (None: not known yet, tune it)."""
+
+    mode: str = "unordered"
+    min_count: int = 1
+    sources: tuple[str, ...] = TABLE_SOURCES
+    candidates: int = 3
+    threshold: float | None = None
+    mwe_context: str = "bundled"
+
+    def __post_init__(self) -> None:
+        if self.mode not in CONSTRAINT_MODES:
+            raise MwemtError(f"constraint mode {self.mode!r}: choose one of {', '.join(CONSTRAINT_MODES)}")
+        if self.min_count < 0:
+            raise MwemtError(f"constraint min_count must be 0 or more, not {self.min_count}")
+        if not self.sources or not set(self.sources) <= set(TABLE_SOURCES):
+            raise MwemtError(f"constraint sources {list(self.sources)}: choose from {', '.join(TABLE_SOURCES)}")
+        if self.candidates < 1:
+            raise MwemtError(f"constraint candidates must be at least 1, not {self.candidates}")
+        if self.threshold is not None and not math.isfinite(self.threshold):
+            raise MwemtError(f"constraint threshold must be a finite number, not {self.threshold}")
+        if self.mode != "judged" and self.threshold is not None:
+            raise MwemtError("a constraint threshold judges constraints: it needs constraint mode 'judged'")
+
+
+# ---------------------------------------------------------------- which phrases the table gives
+
+
+def table_translations(table, key: str, min_count: int, sources: Sequence[str]):
+    """The table's translations of ``key`` that ``min_count`` and ``sources`` let through, highest count
+    first. The dictionary's exemption from ``min_count`` holds only while the dictionary is a chosen source:
+    ``sources=("aligned",), min_count=100000`` lets nothing through that alignment attests fewer times,
+    dictionary-listed or not (an explicit filter wins over the exemption)."""
+    found = table.translations(key, min_count=min_count, sources=sources)
+    return found if "dictionary" in sources else tuple(e for e in found if e.count >= min_count)
+
+
+def _constraint_annotator(table, *, lang: str, lemmatizer: str, max_gap: int, mwe_context: str = "none"):
+    """An `Annotator` whose lexicon is the table's multi-word keys (so a model trained without MWE
+    annotation can be constrained), lemmatized as the model's training source was."""
+    from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
+    from mwemt.records import LexiconEntry
+
+    entries = [LexiconEntry(tuple(key.split())) for key in table.keys() if len(key.split()) >= 2]
+    if not entries:
+        raise MwemtError("the MWE translation table has no multi-word key: nothing to constrain")
+    if mwe_context == "bundled" and lang != "en":
+        raise MwemtError(f"the bundled MWE-in-context classifier reads English sources, not {lang!r}: "
+                         "use constraint mwe_context none, or a model of your own")
+    return build_annotator(AnnotatorConfig(lang=lang, lemmatizer=lemmatizer, max_gap=max_gap, filters="none",
+                                           lexicon_format="list", mwe_context=mwe_context),
+                           entries, log=lambda *_: None)
+
+
+def _read_table(table):
+    from mwemt.preprocess.mwe_table import MweTranslationTable
+
+    return table if isinstance(table, MweTranslationTable) else MweTranslationTable.read(table)
+
+
+def _parts(words: Sequence[str], capitalize: bool) -> list[tuple[str, ...]]:
+    """A translation as constraints: one per gap-separated part, the first word capitalized when the MWE
+    starts a capitalized sentence (the table's tokens are casefolded)."""
+    words = list(words)
+    if capitalize and words:
+        words[0] = words[0][:1].upper() + words[0][1:]
+    out: list[tuple[str, ...]] = []
+    part: list[str] = []
+    for tok in words + [GAP]:
+        if tok == GAP:
+            if part:
+                out.append(tuple(part))
+            part = []
+        else:
+            part.append(tok)
+    return out
+
+
+class TableConstraints:
+    """Target constraints from an MWE translation table (`mwemt.preprocess.mwe_table`), forced as the table
+    says (constraint modes ``unordered`` and ``ordered``: the reference point of judged constraints).
+
+    The MWEs are found in the source with the table's own multi-word keys as the lexicon, lemmatized as the
+    model's training source was, no identification filters. Each MWE found gets its table entry's best
+    translation (highest alignment count, `table_translations` with ``min_count`` and ``sources``) as one
+    constraint; a gapped translation (``ha ... vinto``) gives one constraint per part. Phrases come in source
+    order (what ``ordered`` decoding keeps), each phrase once. The translation of a capitalized
+    sentence-initial MWE is capitalized (*By the way* -> *A proposito*).
+    """
+
+    def __init__(self, table, *, lang: str, lemmatizer: str = "simplemma", max_gap: int = 0, min_count: int = 1,
+                 sources: Sequence[str] = TABLE_SOURCES):
+        self.table = _read_table(table)
+        self.min_count, self.sources = min_count, tuple(sources)
+        self.annotator = _constraint_annotator(self.table, lang=lang, lemmatizer=lemmatizer, max_gap=max_gap)
+
+    def phrases(self, tokens: Sequence[str]) -> list[tuple[str, ...]]:
+        """The constraints of one tokenized source sentence, in source order."""
+        from mwemt.preprocess.mwe_table import type_key
+
+        sent = self.annotator.annotate_tokens(list(tokens))
+        out: list[tuple[str, ...]] = []
+        for m in sorted(sent.mwes, key=lambda m: m.indices):
+            found = table_translations(self.table, type_key(m.lemma), self.min_count, self.sources)
+            if not found:
+                continue
+            initial = m.indices[0] == 0 and bool(tokens) and tokens[0][:1].isupper()
+            for p in _parts(found[0].translation, initial):
+                if p not in out:
+                    out.append(p)
+        return out
+
+
+# ---------------------------------------------------------------- judged: candidates
+
+
+class TargetFrequency:
+    """How often the model's training target text has a word, read from the model's target dictionary
+    (fairseq's counts of the segmented training target text): a word the target subword model keeps
+    whole has its piece's count; a word cut into pieces comes after every whole word, by its rarest
+    piece's count (an upper bound of its own)."""
+
+    def __init__(self, tgt_dict, subword=None):
+        self.dict, self.subword = tgt_dict, subword
+        self._memo: dict[str, tuple[int, int]] = {}
+
+    def word(self, word: str) -> tuple[int, int]:
+        """(count as a whole word or 0, count of the rarest piece)."""
+        if word not in self._memo:
+            pieces = self.subword.encode_tokens([word]) if self.subword is not None else [word]
+            counts = [self.dict.count[self.dict.index(p)] if self.dict.index(p) != self.dict.unk() else 0
+                      for p in pieces]
+            self._memo[word] = (counts[0] if len(counts) == 1 else 0, min(counts) if counts else 0)
+        return self._memo[word]
+
+    def phrase(self, words: Sequence[str]) -> tuple[int, int]:
+        """A translation's frequency: its rarest word's (a phrase is as common as its rarest word)."""
+        found = [self.word(w) for w in words if w != GAP]
+        return min(found) if found else (0, 0)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One translation of a source MWE that judged decoding may force."""
+
+    words: tuple[str, ...]
+    count: int                   # alignment count (0: only the dictionary lists it)
+    sources: tuple[str, ...]
+    frequency: tuple[int, int]   # `TargetFrequency.phrase`
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True)
+class FoundMwe:
+    """A source MWE read as an MWE in its sentence, with its candidates, best first."""
+
+    key: str
+    indices: tuple[int, ...]
+    probability: float | None    # P(MWE reading) from the MWE-in-context classifier, None without one
+    candidates: tuple[Candidate, ...]
+    initial: bool                # starts a capitalized sentence: its translation is capitalized
+
+
+class CandidateFinder:
+    """The source MWEs of a sentence that judged decoding may constrain, and their candidates."""
+
+    def __init__(self, table, options: ConstraintOptions, *, lang: str, lemmatizer: str, max_gap: int,
+                 frequency: TargetFrequency):
+        self.table, self.options, self.frequency = _read_table(table), options, frequency
+        self.annotator = _constraint_annotator(self.table, lang=lang, lemmatizer=lemmatizer, max_gap=max_gap,
+                                               mwe_context=options.mwe_context)
+
+    def candidates(self, key: str) -> tuple[Candidate, ...]:
+        """Attested and dictionary translations, by alignment count, then target-side frequency; the best
+        ``options.candidates``."""
+        o = self.options
+        found = [Candidate(e.translation, e.count, tuple(sorted(e.sources)), self.frequency.phrase(e.translation))
+                 for e in table_translations(self.table, key, o.min_count, o.sources)]
+        found.sort(key=lambda c: (-c.count, -c.frequency[0], -c.frequency[1], len(c.words)))
+        return tuple(found[:o.candidates])
+
+    def mwes(self, tokens: Sequence[str]) -> tuple[list[FoundMwe], int]:
+        """The sentence's MWEs in context that have candidates, in source order, and how many table matches
+        the MWE-in-context classifier read as literal (not constrained)."""
+        from mwemt.preprocess.mwe_table import type_key
+
+        sent = self.annotator.annotate_tokens(list(tokens))
+        out = []
+        for m in sorted(sent.mwes, key=lambda m: m.indices):
+            cands = self.candidates(type_key(m.lemma))
+            if cands:
+                initial = m.indices[0] == 0 and bool(tokens) and tokens[0][:1].isupper()
+                out.append(FoundMwe(type_key(m.lemma), tuple(m.indices), m.confidence, cands, initial))
+        return out, len(sent.rejected)
+
+
+_ENCLITIC = re.compile(r"^(\w+[aei]r)(?:si|mi|ti|ci|vi|lo|la|li|le|ne|gli|glielo|gliela|selo|sela)$")
+
+
+class Presence:
+    """Whether an output already has a candidate translation, lemma-aware: each of the candidate's
+    content words (4 characters or more; all its words when none is) matches a word of the output with
+    the same lemma (the target language's `mwemt.preprocess.lemmatize` lemmatizer) or the same stem (a
+    shared prefix of at least 5 characters that leaves at most 3 of either word); an Italian infinitive with
+    an enclitic pronoun counts as its infinitive (*farlo* as *fare*): *prendersi cura di* is in *si prende cura
+    del cane*, *rallegrarsi* in *rallegrati*, *lavatrice* is not in *lavabiancheria*."""
+
+    MIN_CONTENT = 4
+    MIN_STEM = 5
+    MAX_ENDING = 3
+
+    def __init__(self, lang: str, lemmatizer: str = "simplemma"):
+        from mwemt.preprocess.lemmatize import get_lemmatizer
+
+        self.lang = lang
+        self.lemmatizer = get_lemmatizer(lemmatizer, lang)
+
+    def words(self, text: str) -> list[tuple[str, str]]:
+        from mwemt.preprocess.tokenize import tokenize
+
+        forms = [t.casefold() for t in tokenize(text, self.lang) if t.strip()]
+        lemmas = self.lemmatizer.lemmatize(forms)
+        if self.lang == "it":   # farlo -> fare, prendersi -> prendere (the lemmatizer keeps them whole)
+            lemmas = [_ENCLITIC.sub(r"\1e", lemma) if lemma == form else lemma for form, lemma in zip(forms, lemmas)]
+        return list(zip(forms, lemmas))
+
+    def _same(self, a: tuple[str, str], b: tuple[str, str]) -> bool:
+        if a[0] == b[0] or a[1] == b[1]:
+            return True
+        n = 0
+        for x, y in zip(a[0], b[0]):
+            if x != y:
+                break
+            n += 1
+        return n >= self.MIN_STEM and n >= max(len(a[0]), len(b[0])) - self.MAX_ENDING
+
+    def has(self, candidate: Sequence[str], output: Sequence[tuple[str, str]]) -> bool:
+        words = self.words(" ".join(w for w in candidate if w != GAP))
+        content = [w for w in words if len(w[0]) >= self.MIN_CONTENT] or words
+        return all(any(self._same(w, o) for o in output) for w in content)
+
+
+# ---------------------------------------------------------------- judged: decoding and the decision
+
+
+@dataclass(frozen=True)
+class Option:
+    """A constrained decoding of one line: the candidates it forced (MWE key -> translation), its output
+    and the drop of the length-normalized model score from the first pass (positive = worse)."""
+
+    forced: tuple[tuple[str, str], ...]
+    output: str
+    drop: float
+
+
+def choose(options: Sequence[Option], threshold: float) -> Option | None:
+    """The option a line keeps: the one that forces the most MWEs, then has the smallest drop, among those
+    whose drop is at most ``threshold``; None (the first pass stays) when none is."""
+    kept = [o for o in options if o.drop <= threshold]
+    return min(kept, key=lambda o: (-len(o.forced), o.drop)) if kept else None
+
+
+@dataclass
+class LineJudgement:
+    """What judged decoding found and did on one line (1-based ``line``)."""
+
+    line: int
+    mwes: list[dict]                  # key, span, P(MWE), candidates, in_first_pass
+    options: list[Option] = field(default_factory=list)
+    failed: int = 0                   # candidate decodings that could not meet their constraint
+    accepted: Option | None = None
+
+    @property
+    def constrained(self) -> bool:
+        return bool(self.options)
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "mwes": self.mwes,
+                "options": [{"forced": dict(o.forced), "drop": round(o.drop, 5), "output": o.output}
+                            for o in self.options],
+                "failed": self.failed, "accepted": None if self.accepted is None else dict(self.accepted.forced)}
+
+
+@dataclass
+class ConstraintReport:
+    """The lines constrained, accepted and rejected by one constrained translation (constraints.json)."""
+
+    mode: str
+    lines: int
+    lines_with_mwes: int = 0          # lines with a constrainable MWE (judged: read as an MWE in context)
+    mwes: int = 0
+    mwes_in_first_pass: int = 0       # judged: MWEs the first pass already translated with a candidate
+    literal_matches: int = 0          # judged: table matches the MWE-in-context classifier read as literal
+    constrained_lines: int = 0        # lines decoded with constraints
+    accepted: int = 0                 # constrained lines whose constrained output was kept
+    rejected: int = 0                 # judged: constrained lines that kept the first pass (score drop too big)
+    constraints: int = 0              # phrases forced into the kept outputs
+    threshold: float | None = None
+    lines_decoded_without_constraints: list[int] = field(default_factory=list)
+    per_line: list[list[tuple[str, ...]]] = field(default_factory=list)   # each line's forced phrases
+    judgements: list[LineJudgement] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k not in ("per_line", "judgements")}
+        if self.mode == "judged":
+            d["judgements"] = [j.to_json() for j in self.judgements]
+        return d
+
+    def summary(self) -> str:
+        head = f"constraints ({self.mode}"
+        head += f", threshold {self.threshold:.4g})" if self.threshold is not None else ")"
+        if self.mode == "judged":
+            return (f"{head}: {self.lines} line(s), {self.lines_with_mwes} with an MWE in context "
+                    f"({self.mwes} MWE(s), {self.mwes_in_first_pass} already translated, {self.literal_matches} "
+                    f"table match(es) read as literal); {self.constrained_lines} constrained, {self.accepted} "
+                    f"accepted, {self.rejected} rejected")
+        return (f"{head}: {self.lines} line(s), {self.constrained_lines} constrained, {self.accepted} accepted, "
+                f"{self.rejected} rejected, {len(self.lines_decoded_without_constraints)} decoded without their "
+                "constraints (no room within the length limit)")
+
+
+def _tokens(translator, line: str, input_format: str) -> list[str]:
+    return line.split() if input_format == "tokenized" else translator.annotator.tokens(line)
+
+
+def _check_input_format(input_format: str) -> None:
+    if input_format not in ("raw", "tokenized"):
+        raise MwemtError(f"constraints are found in raw or tokenized input, not {input_format!r} lines")
+
+
+class ForcedConstraints:
+    """Constraint modes ``unordered`` and ``ordered``: the table's best translation of every MWE, forced."""
+
+    def __init__(self, translator, table, options: ConstraintOptions):
+        pre = translator.preprocess
+        self.translator, self.options = translator, options
+        self.finder = TableConstraints(table, lang=pre["src_lang"], lemmatizer=pre["lemmatizer"],
+                                       max_gap=int(pre.get("max_gap") or 0), min_count=options.min_count,
+                                       sources=options.sources)
+
+    def phrases(self, lines: Sequence[str], input_format: str = "raw",
+                source: str | None = None) -> list[list[tuple[str, ...]]]:
+        _check_input_format(input_format)
+        out = []
+        for i, line in enumerate(lines):
+            try:
+                out.append(self.finder.phrases(_tokens(self.translator, line, input_format)) if line.strip() else [])
+            except MwemtError as exc:
+                raise InputError(str(exc), source or "<input>", i + 1) from None
+        return out
+
+    def translate(self, lines: Sequence[str], *, input_format: str = "raw", source: str | None = None,
+                  **decode) -> tuple[list[str], ConstraintReport]:
+        tr = self.translator
+        phrases = self.phrases(lines, input_format, source)
+        hyps = tr.translate(lines, input_format=input_format, source=source, constraints=phrases,
+                            constraint_order=self.options.mode, **decode)
+        failed = sorted(tr.unconstrained_lines)
+        constrained = sum(1 for p in phrases if p)
+        per_line = [[] if i in set(failed) else p for i, p in enumerate(phrases)]
+        report = ConstraintReport(self.options.mode, len(lines), lines_with_mwes=constrained,
+                                  mwes=sum(len(p) for p in phrases), constrained_lines=constrained,
+                                  accepted=constrained - len(failed), constraints=sum(len(p) for p in per_line),
+                                  lines_decoded_without_constraints=[i + 1 for i in failed], per_line=per_line)
+        return hyps, report
+
+
+class JudgedConstraints:
+    """Constraint mode ``judged`` (the module docstring): constrain only MWEs in context the first pass
+    missed, let the model choose among the candidates, keep what costs at most the threshold."""
+
+    def __init__(self, translator, table, options: ConstraintOptions):
+        pre = translator.preprocess
+        self.translator, self.options = translator, options
+        freq = TargetFrequency(translator.tgt_dict, translator.tgt_subword)
+        self.finder = CandidateFinder(table, options, lang=pre["src_lang"], lemmatizer=pre["lemmatizer"],
+                                      max_gap=int(pre.get("max_gap") or 0), frequency=freq)
+        self.presence = Presence(pre["tgt_lang"], "simplemma")
+
+    def judge(self, lines: Sequence[str], *, input_format: str = "raw", source: str | None = None,
+              **decode) -> tuple[list[str], list[LineJudgement], int]:
+        """The first pass and every line's constrained options (no decision yet), and the count of table
+        matches read as literal."""
+        _check_input_format(input_format)
+        tr = self.translator
+        first = tr.translate(lines, input_format=input_format, source=source, **decode)
+        first_score = dict(tr.line_scores)
+        judgements: list[LineJudgement] = []
+        wanted: list[tuple[LineJudgement, int, FoundMwe, Candidate]] = []   # (line, index, MWE, candidate)
+        literal = 0
+        for i, line in enumerate(lines):
+            if not line.strip() or i not in first_score:
+                continue
+            try:
+                found, rejected = self.finder.mwes(_tokens(tr, line, input_format))
+            except MwemtError as exc:
+                raise InputError(str(exc), source or "<input>", i + 1) from None
+            literal += rejected
+            if not found:
+                continue
+            output = self.presence.words(first[i])
+            j = LineJudgement(i + 1, [])
+            for m in found:
+                done = any(self.presence.has(c.words, output) for c in m.candidates)
+                j.mwes.append({"mwe": m.key, "span": list(m.indices), "p_mwe": m.probability,
+                               "candidates": [c.text for c in m.candidates], "in_first_pass": done})
+                if not done:
+                    wanted += [(j, i, m, c) for c in m.candidates]
+            judgements.append(j)
+        # every candidate of every missed MWE: one constrained decoding each, batched together
+        singles = self._decode(lines, [(i, ((m, c),)) for _, i, m, c in wanted], first_score, input_format, decode)
+        best: dict[int, dict[str, tuple[Option, FoundMwe, Candidate]]] = {}
+        for (j, i, m, c), opt in zip(wanted, singles):
+            if opt is None:
+                j.failed += 1
+            elif m.key not in best.setdefault(i, {}) or opt.drop < best[i][m.key][0].drop:
+                best[i][m.key] = (opt, m, c)
+        # a line with several missed MWEs: once more with every MWE's winner
+        several = [(i, tuple((m, c) for _, m, c in b.values())) for i, b in best.items() if len(b) > 1]
+        combined = dict(zip([i for i, _ in several],
+                            self._decode(lines, several, first_score, input_format, decode)))
+        by_line = {j.line - 1: j for j in judgements}
+        for i, b in best.items():
+            opts = [o for o, _, _ in b.values()] + ([combined[i]] if combined.get(i) is not None else [])
+            by_line[i].options = sorted(opts, key=lambda o: (-len(o.forced), o.drop))
+        return first, judgements, literal
+
+    def _decode(self, lines, variants, first_score, input_format, decode) -> list[Option | None]:
+        """Each (line index, ((MWE, candidate), ...)) decoded with those candidates as constraints; None for
+        one the search could not meet within its length limit."""
+        tr = self.translator
+        cons = [[p for m, c in forced for p in _parts(c.words, m.initial)] for _, forced in variants]
+        # a phrase the target dictionary cannot spell without <unk> is never forced (`constraint_ids`): such a
+        # variant would be a plain decoding that claims a constraint
+        ok = [k for k, c in enumerate(cons) if len(tr.constraint_ids(c)) == len(c)]
+        out: list[Option | None] = [None] * len(variants)
+        if not ok:
+            return out
+        hyps = tr.translate([lines[variants[k][0]] for k in ok], input_format=input_format,
+                            constraints=[cons[k] for k in ok], constraint_order="unordered", **decode)
+        failed = set(tr.unconstrained_lines)
+        for n, k in enumerate(ok):
+            if n not in failed and n in tr.line_scores:
+                i, forced = variants[k]
+                out[k] = Option(tuple((m.key, c.text) for m, c in forced), hyps[n], first_score[i] - tr.line_scores[n])
+        return out
+
+    def translate(self, lines: Sequence[str], *, threshold: float, input_format: str = "raw",
+                  source: str | None = None, **decode) -> tuple[list[str], ConstraintReport]:
+        first, judgements, literal = self.judge(lines, input_format=input_format, source=source, **decode)
+        hyps = list(first)
+        per_line: list[list[tuple[str, ...]]] = [[] for _ in lines]
+        for j in judgements:
+            j.accepted = choose(j.options, threshold)
+            if j.accepted is not None:
+                hyps[j.line - 1] = j.accepted.output
+                per_line[j.line - 1] = [p for _, text in j.accepted.forced for p in _parts(text.split(), False)]
+        constrained = [j for j in judgements if j.constrained]
+        accepted = sum(1 for j in constrained if j.accepted is not None)
+        report = ConstraintReport(
+            "judged", len(lines), lines_with_mwes=len(judgements), mwes=sum(len(j.mwes) for j in judgements),
+            mwes_in_first_pass=sum(1 for j in judgements for m in j.mwes if m["in_first_pass"]),
+            literal_matches=literal, constrained_lines=len(constrained), accepted=accepted,
+            rejected=len(constrained) - accepted, constraints=sum(len(p) for p in per_line), threshold=threshold,
+            lines_decoded_without_constraints=[j.line for j in judgements if j.failed and not j.options],
+            per_line=per_line, judgements=judgements)
+        return hyps, report
+
+
+# a constraint mode -> what decodes it
+DECODERS: Mapping[str, Callable] = {"unordered": ForcedConstraints, "ordered": ForcedConstraints,
+                                    "judged": JudgedConstraints}
+
+
+def constrained_translate(translator, lines: Sequence[str], table, options: ConstraintOptions, *,
+                          input_format: str = "raw", source: str | None = None,
+                          **decode) -> tuple[list[str], ConstraintReport]:
+    """``lines`` translated by ``translator`` with constraints from ``table`` (an `MweTranslationTable` or its
+    file) as ``options`` say; ``decode``: `Translator.translate`'s decoding settings (beam, batch_size, ...).
+    Judged constraints need ``options.threshold`` (`tune_threshold` finds it on the validation split)."""
+    if decode.get("sampling"):
+        raise MwemtError("constrained decoding is a beam search: it cannot be combined with sampling")
+    decoder = DECODERS[options.mode](translator, table, options)
+    if options.mode == "judged":
+        if options.threshold is None:
+            raise MwemtError("judged constraints need a threshold tuned on the validation split "
+                             "(`mwemt translate --constraint-tune VALID.src VALID.ref`, or a number)")
+        return decoder.translate(lines, threshold=options.threshold, input_format=input_format, source=source,
+                                 **decode)
+    return decoder.translate(lines, input_format=input_format, source=source, **decode)
+
+
+# ---------------------------------------------------------------- judged: the threshold, from validation only
+
+
+def tune_threshold(translator, sources: Sequence[str], references: Sequence[str], table,
+                   options: ConstraintOptions, *, lowercase: bool = False, **decode) -> dict:
+    """The threshold of judged constraints, tuned on a *validation* split (``sources``, ``references``): the
+    largest threshold whose corpus BLEU (sacrebleu) is no lower than the first pass's, i.e. the most MWEs
+    constrained at no validation cost. Every line's options are decoded once; each candidate threshold (just
+    below the smallest observed drop, i.e. nothing accepted, and every observed drop) decides which constrained
+    outputs replace the first pass, as `choose` does at test time. (The threshold of the best validation BLEU
+    is noise where few validation lines are constrained: cpu-science-2's 1,002 validation lines have 18; the
+    record keeps it as ``threshold_best_bleu`` beside the whole curve.) Returns the tuning record
+    (`write_threshold`)."""
+    from mwemt.evaluate.sacrebleu_metrics import Bleu
+
+    if len(sources) != len(references):
+        raise MwemtError(f"the validation split has {len(sources)} source and {len(references)} reference lines")
+    judged = JudgedConstraints(translator, table, ConstraintOptions(**{**asdict(options), "threshold": None}))
+    first, judgements, literal = judged.judge(sources, **decode)
+    metric = Bleu(lowercase=lowercase)
+    rows = metric.sentence_stats(list(first), list(references)).rows
+    options_rows = {j.line - 1: metric.sentence_stats([o.output for o in j.options],
+                                                      [references[j.line - 1]] * len(j.options)).rows
+                    for j in judgements if j.options}
+    drops = sorted({o.drop for j in judgements for o in j.options})
+    grid = ([drops[0] - 1e-3] if drops else [0.0]) + drops
+    curve = []
+    for t in grid:
+        totals = rows.sum(axis=0).copy()
+        accepted = 0
+        for j in judgements:
+            pick = choose(j.options, t)
+            if pick is not None:
+                k = j.options.index(pick)
+                totals += options_rows[j.line - 1][k] - rows[j.line - 1]
+                accepted += 1
+        curve.append((t, metric.score_from_totals(totals), accepted))
+    best, top = no_loss_point(curve), max(curve, key=lambda c: (round(c[1], 6), c[0]))
+    constrained = sum(1 for j in judgements if j.options)
+    return {"format": THRESHOLD_FORMAT, "version": 1, "threshold": best[0], "rule": TUNE_RULE,
+            "metric": TUNE_METRIC, "threshold_best_bleu": top[0], "bleu_best": top[1],
+            "signature": str(metric.signature()), "validation_lines": len(sources),
+            "lines_with_mwes": len(judgements), "literal_matches": literal, "constrained_lines": constrained,
+            "accepted_at_threshold": best[2], "bleu_first_pass": curve[0][1], "bleu_at_threshold": best[1],
+            "bleu_all_accepted": curve[-1][1], "options": asdict(options) | {"threshold": None},
+            "curve": [[round(t, 6), round(s, 4), a] for t, s, a in curve]}
+
+
+def no_loss_point(curve: Sequence[tuple[float, float, int]]) -> tuple[float, float, int]:
+    """Of (threshold, validation BLEU, lines accepted) points, the first being nothing accepted: the one with
+    the largest threshold whose BLEU is no lower than that first point's (`TUNE_RULE`)."""
+    return max((c for c in curve if round(c[1], 6) >= round(curve[0][1], 6)), key=lambda c: c[0])
+
+
+def write_threshold(path: str | Path, record: dict) -> None:
+    from mwemt.provenance import write_json
+
+    write_json(path, record)
+
+
+def read_threshold(path: str | Path) -> float:
+    """The threshold of a tuning record (`tune_threshold`) file."""
+    p = Path(path)
+    try:
+        obj = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("constraint threshold file not found", p,
+                         expected="a tuning record written by `mwemt translate --constraint-tuning`") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a JSON tuning record ({exc})", p) from None
+    t = obj.get("threshold") if isinstance(obj, dict) and obj.get("format") == THRESHOLD_FORMAT else None
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
+        raise InputError("not a constraint threshold tuning record", p,
+                         expected=f'{{"format": "{THRESHOLD_FORMAT}", "threshold": NUMBER, ...}}')
+    return float(t)
