@@ -173,15 +173,18 @@ def check_output_paths(outputs: dict[str, str | Path | None], inputs: dict[str, 
     skipped. Files are compared by device and inode, so a symlink or a hard link to an input is
     caught as well as the same path; outputs that are not regular files (devices, pipes) are fine.
     """
-    seen: dict[tuple[int, int], tuple[str, str, str]] = {}
+    seen: dict[tuple, tuple[str, str, str]] = {}
     for role, kind in ((inputs, "input"), (outputs, "output")):
         for name, path in role.items():
             if path is None or str(path) == "-":
                 continue
             st = _regular_file_id(path)
-            if st is None:
+            if st is not None:
+                key: tuple = (st.st_dev, st.st_ino)
+            elif kind == "output" and not os.path.lexists(path):   # two outputs named the same new file
+                key = ("new", os.path.realpath(path))
+            else:
                 continue
-            key = (st.st_dev, st.st_ino)
             if kind == "output" and key in seen:
                 other_kind, other_name, other_path = seen[key]
                 raise MwemtError(f"{name} {path} is the same file as the {other_kind} {other_name} {other_path}; "
@@ -584,8 +587,11 @@ def write_text(path: str | Path, text: str) -> None:
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    """The file's sha256; a missing or unreadable file is an `InputError` naming it (exit 2), as when it is read."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with _opening_input(str(path)):
+        fh = open(path, "rb")
+    with fh:
         while True:
             b = fh.read(chunk)
             if not b:

@@ -106,7 +106,13 @@ def read_yaml(path: str | Path, *, expected: str = "a YAML mapping") -> Node:
         raise InputError("config file not found", path, expected=expected) from None
     except (IsADirectoryError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the config: {exc}", path, expected=expected) from None
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)   # refuses control characters (a NUL byte) here, before any node
+    except yaml.reader.ReaderError as exc:
+        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+        column = exc.position - text.rfind("\n", 0, exc.position)
+        raise InputError(f"not valid YAML: {exc.reason}: {char} at column {column}", path,
+                         text.count("\n", 0, exc.position) + 1, expected=expected) from None
     try:
         root = loader.get_single_node()
         data = _convert(loader, root, Origin((), str(path), 1)) if root is not None else Node(origin=Origin((), str(path), 1))

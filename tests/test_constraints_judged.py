@@ -374,3 +374,43 @@ def test_grid_tunes_on_the_validation_split_and_reports_per_test(tmp_path):
     forced_dir, _ = done("translate", "forced.t")
     forced = json.loads((forced_dir / "constraints.json").read_text(encoding="utf-8"))
     assert forced["mode"] == "unordered" and forced["constrained_lines"] > 0 and forced["rejected"] == 0
+
+
+# ---------------------------------------------------------------- tuning on more than the validation split
+
+
+def test_tune_extra_is_checked_and_leaves_other_keys_alone():
+    """`translate.constraint_tune_extra` only tunes judged constraints without a fixed threshold; at its
+    default it is not part of any stage key (configs written before it keep their stages)."""
+    from mwemt.experiments.experiment import Pipeline
+    from mwemt.schema import ConfigError, to_plain
+
+    assert "constraint_tune_extra" not in to_plain(judged_config().systems["judged"].translate)
+    assert to_plain(judged_config(constraint_tune_extra=500).systems["judged"].translate)["constraint_tune_extra"] \
+        == 500
+    with pytest.raises(ConfigError, match="constraint_tune_extra"):
+        judged_config(constraint_tune_extra=500, constraint_threshold=0.3)
+    assert Pipeline.constraint_section(judged_config().systems["judged"].translate) == \
+        Pipeline.constraint_section(judged_config(constraint_tune_extra=500).systems["judged"].translate)
+
+
+@requires_nmt
+@pytest.mark.nmt
+def test_tuning_pairs_come_only_from_left_out_pairs_with_table_mwes(baseline, tmp_path):
+    """The extra tuning pairs are a seeded choice of the given (left-out) pairs whose source has a table MWE:
+    the same seed picks the same pairs, and no pair without a table MWE is picked."""
+    from mwemt.experiments.stages import _pairs_with_table_mwes
+    from mwemt.nmt.translate import Translator
+
+    lines, table = lines_and_table()
+    plain = ["the weather is nice today .", "we eat bread .", "she reads a book ."]
+    src, tgt = tmp_path / "rest.en", tmp_path / "rest.it"
+    src.write_text("\n".join(plain + list(lines)) + "\n", encoding="utf-8")
+    tgt.write_text("\n".join(f"riga {k}" for k in range(len(plain) + len(lines))) + "\n", encoding="utf-8")
+    tr = Translator.load(baseline)
+    with_mwes = {s for s, c in zip(lines, tr.table_constraints(list(lines), table)) if c}
+    assert with_mwes
+    got_src, got_tgt = _pairs_with_table_mwes(tr, src, tgt, table, 100, 1)
+    assert set(got_src) == with_mwes and len(got_src) == len(got_tgt)
+    assert _pairs_with_table_mwes(tr, src, tgt, table, 1, 7) == _pairs_with_table_mwes(tr, src, tgt, table, 1, 7)
+    assert len(_pairs_with_table_mwes(tr, src, tgt, table, 1, 7)[0]) == 1

@@ -328,10 +328,12 @@ def augment_with_real_translations(bt_manifest: str | Path, mono_source: str | P
 
     try:
         bt = json.loads(Path(bt_manifest).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:   # ValueError: not JSON, or not UTF-8 text at all
         raise MwemtError(f"{bt_manifest}: not a back-translation manifest ({exc})") from None
-    if bt.get("kind") != "augment.backtranslate" or "synthetic" not in bt:
-        raise MwemtError(f"{bt_manifest}: not a back-translation manifest (kind {bt.get('kind')!r})")
+    if not isinstance(bt, dict) or bt.get("kind") != "augment.backtranslate" or "synthetic" not in bt:
+        kind = bt.get("kind") if isinstance(bt, dict) else None
+        raise MwemtError(f"{bt_manifest}: not a back-translation manifest (kind {kind!r}; expected the "
+                         "OUT.manifest.json of 'mwemt augment backtranslate')")
     recorded = (bt.get("inputs") or {}).get("monolingual") or {}
     if recorded.get("sha256") and recorded["sha256"] != sha256_file(mono_path):
         raise MwemtError(f"{mono_path} is not the monolingual text {bt_manifest} selected from "

@@ -11,6 +11,7 @@ import argparse
 import errno
 import importlib
 import logging
+import os
 import sys
 
 from mwemt import __version__
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             return stopped_while_starting(exc, f"mwemt {only}" if only else "mwemt")
         forget_inputs()
         try:
+            refuse_undecodable_arguments(args)
             check_output_paths(*_path_arguments(args))
             code = mod.run(args)
             raise_if_stopped()
@@ -130,6 +132,22 @@ _PATH_HINTS = {
 # input; `check_output_paths` refuses an output that is an input (or another output) before any
 # work, and `mwemt.fileio.atomic_write` refuses it again at write time, however the file was named.
 OUTPUT_ARGUMENTS = ("output", "out", "report", "json", "sentence_scores", "destdir", "workdir", "run_dir")
+
+
+def refuse_undecodable_arguments(args: argparse.Namespace) -> None:
+    """Every text argument must be UTF-8: the records (manifests, reports, test sets) name the paths and
+    values they were given in UTF-8 JSON, and a name of other bytes cannot be written there."""
+    for dest, value in vars(args).items():
+        if dest.startswith("_"):
+            continue
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str) and not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    shown = os.fsencode(v).decode("utf-8", "backslashreplace")
+                    raise MwemtError(f"--{dest.replace('_', '-')} '{shown}' is not UTF-8 (expected file names and "
+                                     "values in UTF-8: rename the file)") from None
 
 
 def _path_arguments(args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:

@@ -42,7 +42,13 @@ from mwemt.experiments.config import (
     require_tests,
 )
 from mwemt.experiments.publish import PublishedTest, check_publish_target, publish_run
-from mwemt.experiments.results import SetScores, build_results, recorded_path, write_results
+from mwemt.experiments.results import (
+    SetScores,
+    build_results,
+    constraint_counts,
+    recorded_path,
+    write_results,
+)
 from mwemt.experiments.runner import Runner
 from mwemt.nmt.train import FairseqJob
 from mwemt.preprocess.annotate import FACTOR_NAMES
@@ -317,11 +323,18 @@ class Pipeline:
         """The judged-constraints threshold of a system, tuned on the validation split (stage constraint-tune):
         its inputs are the model, the MWE table and the corpus's validation pairs; never a test set."""
         t, corpus = self.cfg.systems[system].translate, self.corpus()
-        section = S.ConstraintTuneSection(t.beam, t.batch_size, t.source_mwes, constraints, self.cfg.lowercase)
+        section = S.ConstraintTuneSection(t.beam, t.batch_size, t.source_mwes, constraints, self.cfg.lowercase,
+                                          t.constraint_tune_extra, self.cfg.seed)
+        extra = {}
+        if t.constraint_tune_extra:   # + left-out training-split pairs with table MWEs (never a test set)
+            if "rest_tgt" not in corpus.outputs:
+                raise MwemtError(f"translate.constraint_tune_extra of system {system} tunes on the pairs the "
+                                 "training sample left out: it needs data.split with a train_size (and rest_max)")
+            extra = {"rest_src": self._rest_source(), "rest_tgt": corpus.output("rest_tgt")}
         entry = self.runner.stage("constraint-tune", system, S.constraint_tune_stage, config=section,
                                   inputs={"model": model.output("model"), "constraint_table": self.mwe_table(),
                                           "valid_src": corpus.output("valid_src"),
-                                          "valid_tgt": corpus.output("valid_tgt")},
+                                          "valid_tgt": corpus.output("valid_tgt"), **extra},
                                   params={"threads": t.threads}, device="auto")
         return entry.output("threshold")
 
@@ -491,12 +504,25 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
                                            lambda: pipe.reports(names, tests, hyps)])
         results = build_results(scores, name=cfg.name, baseline=names[0], meta=_run_meta(cfg, run_dir, runner, t0),
                                 reports={t: str(p.relative_to(runner.run_dir)) for t, p in reports.items()},
-                                seed_groups=cfg.seed_groups(names), seed_baselines=cfg.seed_baselines(names))
+                                seed_groups=cfg.seed_groups(names), seed_baselines=cfg.seed_baselines(names),
+                                constraints=_constraint_reports(hyps))
         runner.extra["results"] = {k: str(v) for k, v in write_results(run_dir, results, plot=plot).items()}
         if publish is not None:
             publish_run(runner.run_dir, publish, {t: pipe.scored[t] for t in cfg.tests})   # config order
             runner.extra["published"] = str(publish)
     return results
+
+
+def _constraint_reports(hyps: dict[str, dict[str, Path]]) -> dict[str, dict[str, dict]]:
+    """system -> test -> the counts of its constrained decoding, from the translate stage's constraints.json
+    (written beside the hypotheses by `stages.translate_stage`), for the systems that decode with constraints."""
+    out: dict[str, dict[str, dict]] = {}
+    for test, systems in hyps.items():
+        for system, hyp in systems.items():
+            report = Path(hyp).with_name("constraints.json")
+            if report.is_file():
+                out.setdefault(system, {})[test] = constraint_counts(json.loads(report.read_text(encoding="utf-8")))
+    return out
 
 
 def _run_meta(cfg: ExperimentConfig, run_dir: Path, runner: Runner, t0: float) -> dict:

@@ -51,12 +51,13 @@ def recorded_path(path: str | Path, start: str | Path | None = None) -> str:
 
 def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta: dict | None = None,
                   reports: dict[str, str] | None = None, seed_groups: dict[str, list[str]] | None = None,
-                  seed_baselines: dict[str, str | None] | None = None) -> dict:
+                  seed_baselines: dict[str, str | None] | None = None, constraints: dict | None = None) -> dict:
     """One JSON-able dictionary with every score, signature and p-value, and the column order;
     ``reports``: test name -> its comparison report's page, relative to the run directory; ``seed_groups``:
     group name -> the systems that differ only in their training seed (`ExperimentConfig.seed_groups`);
     ``seed_baselines``: each member of a group other than the baseline's -> the baseline's member trained with
-    its seed, or None (`ExperimentConfig.seed_baselines`)."""
+    its seed, or None (`ExperimentConfig.seed_baselines`); ``constraints``: system -> test -> the counts of its
+    constrained decoding (`constraint_counts`)."""
     systems = tests[0].run["systems"] if tests else []
     for t in tests:
         if t.run["systems"] != systems:
@@ -82,7 +83,35 @@ def build_results(tests: Sequence[SetScores], *, name: str, baseline: str, meta:
             "paired_bootstrap": bootstrap, "compositionality_breakdown": breakdowns, "reports": dict(reports or {}),
             "seed_groups": {g: list(m) for g, m in (seed_groups or {}).items() if all(x in scores for x in m)},
             "seed_baselines": {s: b for s, b in (seed_baselines or {}).items() if s in scores and b in (None, *scores)},
+            "constraints": {s: dict(t) for s, t in (constraints or {}).items() if s in scores},
             "meta": meta or {}}
+
+
+CONSTRAINT_COUNTS = ("mode", "lines", "lines_with_mwes", "constrained_lines", "accepted", "rejected", "threshold")
+
+
+def constraint_counts(report: dict) -> dict:
+    """The counts of one translate stage's constraints.json that results report (a forced mode has no
+    judgement: nothing rejected, no threshold)."""
+    return {k: report.get(k) for k in CONSTRAINT_COUNTS}
+
+
+def format_constraint_section(results: dict) -> list[str]:
+    """Per system with constraints and per test: the lines constrained, accepted and rejected."""
+    rows = [(s, t, c) for s, tests in (results.get("constraints") or {}).items() for t, c in tests.items()]
+    if not rows:
+        return []
+    lines = ["## Constrained decoding: lines constrained, accepted and rejected", "",
+             "Judged constraints decode a line with its MWEs' candidates only where an MWE is identified in context "
+             "and the first pass lacks every candidate (constrained), and keep the output only within the tuned "
+             "score drop (accepted); forced constraints constrain every line with a table MWE and reject none.", "",
+             "| system | test | mode | lines | with MWEs (judged) | constrained | accepted | rejected | threshold |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    for s, t, c in rows:
+        cell = ["" if c.get(k) is None else (f"{c[k]:.3f}" if isinstance(c[k], float) else str(c[k]))
+                for k in CONSTRAINT_COUNTS]
+        lines.append(f"| {s} | {t} | " + " | ".join(cell) + " |")
+    return lines + [""]
 
 
 def _cell(row: dict, width: int = 1) -> str:
@@ -264,6 +293,7 @@ def format_markdown(results: dict, width: int = 1) -> str:
         lines += ["## MWE score by predicted compositionality (tertiles)", ""]
         for test, b in breakdowns.items():
             lines += format_breakdown(test, b, results["baseline"], width)
+    lines += format_constraint_section(results)
     reports = results.get("reports") or {}
     if reports:
         lines += ["## Comparison reports (open in a browser)", "",

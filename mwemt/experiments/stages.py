@@ -817,12 +817,15 @@ class ConstraintTuneSection:
     source_mwes: str
     constraints: JudgedConstraintSection
     lowercase: bool = False
+    extra: int = field(default=0, metadata={"omit_default": True})   # + left-out pairs with table MWEs
+    seed: int = field(default=1, metadata={"omit_default": True})    # which of them (a seeded sample)
 
 
 def constraint_tune_stage(ctx) -> dict:
-    """The judged-constraints threshold with the best validation BLEU (`mwemt.nmt.constraints.tune_threshold`).
-    Its inputs are the model, the MWE table and the VALIDATION split (``valid_src``, ``valid_tgt``): no test
-    set is an input, so none can be read."""
+    """The judged-constraints threshold (`mwemt.nmt.constraints.tune_threshold`). Its inputs are the model, the
+    MWE table and the VALIDATION split (``valid_src``, ``valid_tgt``), with ``extra`` also a seeded sample of
+    the pairs the training sample left out (``rest_src``, ``rest_tgt``: training-split pairs no model saw) whose
+    source has an MWE of the table: no test set is an input, so none can be read."""
     from mwemt.nmt.constraints import tune_threshold, write_threshold
     from mwemt.nmt.translate import Translator
 
@@ -830,11 +833,40 @@ def constraint_tune_stage(ctx) -> dict:
     i = ctx.inputs
     sources, references = read_lines(i["valid_src"]), read_lines(i["valid_tgt"])
     translator = Translator.load(i["model"], threads=ctx.params.get("threads") or ctx.threads)
+    added = 0
+    if c.extra:
+        more_src, more_tgt = _pairs_with_table_mwes(translator, i["rest_src"], i["rest_tgt"], i["constraint_table"],
+                                                    c.extra, c.seed)
+        sources, references, added = sources + more_src, references + more_tgt, len(more_src)
     record = tune_threshold(translator, sources, references, i["constraint_table"], c.constraints.options(),
                             lowercase=c.lowercase, beam=c.beam, batch_size=c.batch_size, source_mwes=c.source_mwes)
     record["validation"] = {"source": portable_path(i["valid_src"]), "reference": portable_path(i["valid_tgt"])}
+    if c.extra:
+        record["validation"]["left_out_pairs_with_mwes"] = {
+            "source": portable_path(i["rest_src"]), "reference": portable_path(i["rest_tgt"]), "asked": c.extra,
+            "used": added, "seed": c.seed}
     write_threshold(ctx.out / "threshold.json", record)
     return {"threshold": "threshold.json"}
+
+
+def _pairs_with_table_mwes(translator, src: Path, tgt: Path, table: Path, n: int, seed: int):
+    """Up to ``n`` pairs of ``src``/``tgt`` (a seeded order) whose source has an MWE with a table translation."""
+    import random
+
+    sources, targets = read_lines(src), read_lines(tgt)
+    if len(sources) != len(targets):
+        raise MwemtError(f"{src} has {len(sources)} lines and {tgt} {len(targets)}")
+    order = list(range(len(sources)))
+    random.Random(seed).shuffle(order)
+    picked: list[int] = []
+    for k in range(0, len(order), 512):
+        chunk = order[k:k + 512]
+        found = translator.table_constraints([sources[j] for j in chunk], table)
+        picked += [j for j, c in zip(chunk, found) if c]
+        if len(picked) >= n:
+            break
+    picked = sorted(picked[:n])
+    return [sources[j] for j in picked], [targets[j] for j in picked]
 
 
 # ---------------------------------------------------------------- scores

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.fileio import count_lines, iter_parallel, make_directory, new_file_mode
+from mwemt.fileio import count_lines, iter_lines, iter_parallel, make_directory, new_file_mode
 from mwemt.formats import parse_factored
 from mwemt.provenance import manifest, write_json
 
@@ -96,6 +96,30 @@ def _read_split(src: str | Path, tgt: str | Path, n_factors: int):
             rows = parse_factored(sline, n_factors, path=src, lineno=lineno)
             cols = [list(c) for c in zip(*rows)]
         yield cols, tline.split()
+
+
+_OVERWRITE = "#fairseq:overwrite"
+
+
+def load_dictionary(path: str | Path):
+    """A fairseq dictionary file (``TOKEN COUNT`` per line, a ``dict.*.txt`` of an earlier prepare), checked
+    line by line first: a file of another kind is an `InputError` naming its line (exit 2), not fairseq's
+    exception."""
+    from fairseq.data import Dictionary
+
+    expected = "'TOKEN COUNT' lines (a dict.LANG.txt written by `mwemt prepare`)"
+    seen: set[str] = set()
+    for lineno, line in enumerate(iter_lines(path, allow_empty=False, allow_empty_file=False, normalize=False), 1):
+        token, sep, count = line.rstrip().rpartition(" ")
+        overwrite = count == _OVERWRITE
+        if overwrite:
+            token, sep, count = token.rpartition(" ")
+        if not sep or not token or not count.isdigit():
+            raise InputError(f"not a dictionary line: {line[:60]!r}", path, lineno, expected=expected)
+        if token in seen and not overwrite:
+            raise InputError(f"{token!r} is listed twice", path, lineno, expected=expected)
+        seen.add(token)
+    return Dictionary.load(str(path))
 
 
 def build_dictionaries(train_src: str | Path, train_tgt: str | Path, n_factors: int, *, joined: bool,
@@ -268,8 +292,6 @@ def prepare(splits: dict[str, tuple[str | Path, str | Path]], destdir: str | Pat
     an earlier prepare output in ``destdir`` (the files its manifest lists, nothing else); a
     destination that holds an input or other files is refused either way (`check_destination`).
     """
-    from fairseq.data import Dictionary
-
     from mwemt.nmt.modeldir import factor_lang
 
     if src_lang == tgt_lang:
@@ -289,13 +311,13 @@ def prepare(splits: dict[str, tuple[str | Path, str | Path]], destdir: str | Pat
 
     if src_dict is not None:
         base = Path(src_dict).parent
-        dicts = [Dictionary.load(str(src_dict))]
+        dicts = [load_dictionary(src_dict)]
         for k in range(1, n):
             p = base / f"dict.{factor_lang(src_lang, k)}.txt"
             if not p.exists():
                 raise InputError("factor dictionary not found", p, expected=f"dictionaries for {n} factors")
-            dicts.append(Dictionary.load(str(p)))
-        tdict = Dictionary.load(str(tgt_dict)) if tgt_dict is not None else dicts[0]
+            dicts.append(load_dictionary(p))
+        tdict = load_dictionary(tgt_dict) if tgt_dict is not None else dicts[0]
         joined = tgt_dict is None or Path(tgt_dict) == Path(src_dict)
     else:
         if "train" not in splits:

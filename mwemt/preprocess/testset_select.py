@@ -143,6 +143,7 @@ def _choose(items: Sequence[TestItem], pool: list[int], config: SelectionConfig,
     total = 0
     levels = range(1, config.max_per_type + 1) if config.max_per_type else [None]
     for level in levels:
+        before = len(chosen)
         for k in order:
             if k in chosen:
                 continue
@@ -155,6 +156,11 @@ def _choose(items: Sequence[TestItem], pool: list[int], config: SelectionConfig,
             total += len(keep)
             if config.target_mwes and total >= config.target_mwes:
                 return chosen
+        # a level above every count that chose nothing: each sentence left passed the level test and was
+        # refused by the cap, and counts no longer change, so no higher level chooses one (a cap of 10**20
+        # would otherwise loop that many times)
+        if len(chosen) == len(order) or (len(chosen) == before and level > max(counts.values(), default=0)):
+            break
     return chosen
 
 
