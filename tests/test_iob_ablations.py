@@ -26,7 +26,7 @@ def grid(tmp_path, systems: dict, **extra):
         "train": {"max_tokens": 1024, "max_epoch": 0, "max_update": 3, "warmup_updates": 3, "lr": 3e-3,
                   "patience": -1, "early_stop": "loss", "log_interval": 1},
         "translate": {"beam": 2},
-        "score": {"bootstrap": 10},
+        "score": {"bootstrap": 20},
         "systems": systems, **extra,
     }
     data.setdefault("tests", {"t": {"source": str(NMT / "test.en"), "reference": str(NMT / "test.it")}})

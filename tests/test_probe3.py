@@ -17,6 +17,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from mwemt.cli import main
 
 FIX = Path(__file__).resolve().parent / "fixtures"
@@ -168,3 +170,121 @@ def test_an_output_and_a_report_at_different_paths_are_both_written(tmp_path, ca
     assert rc == 0, err
     assert "take_care_of" in (tmp_path / "o.txt").read_text(encoding="utf-8")
     assert isinstance(json.loads((tmp_path / "r.json").read_text(encoding="utf-8")), dict)
+
+
+# ---------------------------------------------------------------- a per-type cap far above any count
+
+_SELECT = """
+import json, sys
+from mwemt.formats import TestItem, TestMwe
+from mwemt.preprocess.testset_select import SelectionConfig, select_testset
+items = [TestItem(id=str(i), source=f"s{i}", reference=f"r{i}",
+                  mwes=[TestMwe(indices=(0,), lemma=f"t{i % 3}", reference="x")]) for i in range(12)]
+chosen, report = select_testset(items, SelectionConfig(max_per_type=int(sys.argv[1]), seed=4))
+print(json.dumps([it.id for it in chosen]))
+"""
+
+
+def test_a_huge_max_per_type_ends_and_selects_as_a_cap_above_every_count(tmp_path):
+    """--max-per-type 10**20 (in range: no maximum) looped over every level up to the cap: it never ended."""
+    import subprocess
+    import sys
+
+    def ids(cap: int) -> list[str]:
+        r = subprocess.run([sys.executable, "-c", _SELECT, str(cap)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    assert ids(10**20) == ids(50) == [str(i) for i in range(12)]
+    assert len(ids(2)) == 6
+
+
+def test_a_huge_max_span_factor_is_no_limit_not_an_overflow():
+    """--max-span-factor 1e308 (in range: any number above 0) made the span limit inf: int(inf) crashed."""
+    from mwemt.preprocess.aligned_testset import ReferenceFilters
+
+    assert ReferenceFilters(max_span_factor=1e308, max_span_slack=2).max_span(3) > 10**15
+    assert ReferenceFilters(max_span_factor=2.0, max_span_slack=2).max_span(3) == 8
+
+
+def test_lexicon_filters_bounds_repeats_before_any_work(tmp_path, capsys):
+    """--repeats 10**20 was accepted and cross-validated without end."""
+    from mwemt.cli import build_parser
+
+    argv = ["lexicon", "filters", "--cupt", str(FIX / "parseme" / "small.cupt"), "--out", str(tmp_path / "f.json")]
+    assert build_parser("lexicon").parse_args([*argv, "--repeats", "100"]).repeats == 100
+    with pytest.raises(SystemExit) as stop:   # argparse's refusal, before any work
+        build_parser("lexicon").parse_args([*argv, "--repeats", "100000000000000000000"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "--repeats" in err and "from 1 to 100" in err
+
+
+def test_backtranslate_says_why_no_sentence_was_selected(tmp_path, capsys):
+    """--max-tokens 1 left no candidate, and the message blamed the lexicon alone ('no sentence contains an MWE')."""
+    rc, err = _run(["augment", "backtranslate", "--mono", AUG / "mono.it", "--target-lexicon", AUG / "it_mwe.txt",
+                    "--translations", AUG / "mono.bt.en", "--train", AUG / "train", "--ratio", "0.25",
+                    "--max-tokens", "1", "--out", tmp_path / "bt", "-q"], capsys)
+    assert rc == 2, err
+    assert "longer than max_tokens 1" in err and "0 without an MWE" in err
+
+
+# ---------------------------------------------------------------- counts far out of any use: refused by the parser
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["score", "--hyp", "h.it", "--ref", "r.it", "--paired-bs"], "--bs-samples"),
+    (["compare", "--hyp", "a.it", "--hyp", "b.it", "--ref", "r.it"], "--bs-samples"),
+    (["meta-eval", "--human", "h.tsv", "--metric", "m.tsv"], "--bootstrap"),
+    (["meta-eval", "--human", "h.tsv", "--metric", "m.tsv"], "--permutations"),
+    (["prepare", "--src", "en", "--tgt", "it", "--trainpref", "t", "--destdir", "d"], "--factors"),
+])
+def test_huge_counts_are_refused_before_any_work(argv, flag, capsys):
+    """10**20 resamples overflowed numpy (compare, meta-eval: internal errors); --factors 10**20 built that many
+    factor names (prepare never ended)."""
+    from mwemt.cli import build_parser
+
+    with pytest.raises(SystemExit) as stop:
+        build_parser(argv[0]).parse_args([*argv, flag, "100000000000000000000"])
+    assert stop.value.code == 2 and f"argument {flag}: expected an integer from " in capsys.readouterr().err
+
+
+def test_compositionality_vectors_takes_a_huge_max_sentences_as_all(tmp_path, capsys):
+    """--max-sentences 10**20 (in range: no maximum) was an internal error (itertools.islice takes at most
+    sys.maxsize); it means every sentence."""
+    corpus, lex = tmp_path / "c.txt", tmp_path / "lex.txt"
+    corpus.write_text("We ate apple pie today .\nShe lives in an ivory tower .\nApple pie is sweet .\n", encoding="utf-8")
+    lex.write_text("apple pie\nivory tower\n", encoding="utf-8")
+    small = ["--models", "ppmi", "--dim", "5", "--svd-dim", "2", "--min-count", "1", "--context-ranks", "1-20",
+             "--workers", "1", "-q"]
+    rc, err = _run(["compositionality", "vectors", "--corpus", corpus, "--lexicon", lex, "--out", tmp_path / "v",
+                    "--max-sentences", "100000000000000000000", *small], capsys)
+    assert rc == 0, err
+    rc, err = _run(["compositionality", "vectors", "--corpus", corpus, "--lexicon", lex, "--out", tmp_path / "w",
+                    *small], capsys)
+    assert rc == 0, err
+    assert (tmp_path / "v" / "corpus.txt").read_bytes() == (tmp_path / "w" / "corpus.txt").read_bytes()
+
+
+# ---------------------------------------------------------------- language codes end file names
+
+
+@pytest.mark.parametrize("code", ["", "../x", "e n", "en/it"])
+def test_a_language_code_that_is_no_file_suffix_is_refused(tmp_path, capsys, code):
+    """augment split --src-lang ../x wrote OUT/train.../x (a directory train.. and a file in it), and '' wrote
+    OUT/train.: codes end file names, so they are checked before any work."""
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"sentence {k} .\tfrase {k} .\n" for k in range(12)), encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        main(["augment", "split", "--tsv", str(pairs), "--out", str(tmp_path / "o"), "--valid-size", "2",
+              "--test-size", "2", "--src-lang", code])
+    assert stop.value.code == 2 and "argument --src-lang: expected a language code" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_language_codes_with_regions_and_scripts_still_work(tmp_path, capsys):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"sentence {k} .\tfrase {k} .\n" for k in range(12)), encoding="utf-8")
+    rc, err = _run(["augment", "split", "--tsv", pairs, "--out", tmp_path / "o", "--valid-size", "2", "--test-size",
+                    "2", "--src-lang", "pt_BR", "--tgt-lang", "zh-Hans"], capsys)
+    assert rc == 0, err
+    assert (tmp_path / "o" / "train.pt_BR").is_file() and (tmp_path / "o" / "train.zh-Hans").is_file()

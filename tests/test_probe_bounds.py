@@ -249,7 +249,7 @@ def test_16_nan_and_none_metric_scores_count_as_missing(tmp_path, capsys):
 # ---------------------------------------------------------------- 19: values accepted that must be refused
 
 @pytest.mark.parametrize("flag,value,expected", [
-    ("--factors", "0", "expected an integer ≥ 1"),
+    ("--factors", "0", "expected an integer from 1 to 100 (factors per token)"),
     ("--threshold", "-4", "expected an integer ≥ 0"),
     ("--nwords", "-2", "expected an integer ≥ 1, or -1 (all)"),
 ])

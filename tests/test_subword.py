@@ -293,7 +293,7 @@ def test_load_errors(tmp_path):
 
 
 def test_vocab_too_small_for_byte_fallback_is_a_clear_error(data, tmp_path):
-    with pytest.raises(MwemtError, match="byte pieces"):
+    with pytest.raises(MwemtError, match="byte-fallback pieces"):
         SubwordModel.train([data / "train.en"], vocab_size=100)
     assert not (tmp_path / "m.model").exists()
 

@@ -279,7 +279,11 @@ def augment_with_backtranslation(mono_path: str | Path, lexicon_path: str | Path
     candidates = select_candidates(enumerate(iter_lines(mono_path), 1), annotator, config.max_tokens,
                                    training_targets, sel, progress)
     if not candidates:
-        raise MwemtError(f"no sentence of {mono_path} contains an MWE of {lexicon.name}")
+        raise MwemtError(f"no sentence of {mono_path} could be selected: of its {sel.lines} lines, {sel.empty} empty, "
+                         f"{sel.duplicate} repeated, {sel.in_training_target} in the training targets, "
+                         f"{sel.too_long} longer than max_tokens {config.max_tokens}, {sel.without_mwe} without an "
+                         f"MWE of {lexicon.name} (expected new sentences of at most {config.max_tokens} tokens "
+                         "with a target-lexicon MWE)")
     tr = TranslationCounts()
     synthetic = translate_until(candidates, n_requested, translator, config, tr, progress)
     pairs = train + [(s.source, s.candidate.text) for s in synthetic]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from dataclasses import dataclass
 
 from mwemt.processes import usable_cores
@@ -112,6 +113,18 @@ def non_negative_int(maximum: int | None = None, why: str = "") -> Number:
 def seed() -> Number:
     """A random seed: 0 to 2**32 - 1, what every consumer (sentencepiece, numpy, fairseq) takes."""
     return int_range(0, SEED_MAX)
+
+
+_LANGUAGE_CODE = re.compile(r"[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*\Z")
+
+
+def language_code(text: str) -> str:
+    """A language code that ends file names (PREFIX.CODE): letters and digits, parts joined by - or _. An empty
+    code or one with a / would write ``train.`` or a file in another directory."""
+    if not _LANGUAGE_CODE.match(text):
+        raise argparse.ArgumentTypeError(f"expected a language code such as en, pt_BR or zh-Hans (letters and digits: "
+                                         f"it ends file names), got {text!r}")
+    return text
 
 
 def workers(*, zero: str | None = None) -> Number:

@@ -8,7 +8,7 @@ from textwrap import fill
 
 from mwemt.augment.dictionary import DICT_FORMATS, FORMS, OUTPUT_FORMS
 from mwemt.augment.ratio import MAX_RATIO
-from mwemt.cli.argtypes import float_range, int_range, non_negative_int, positive_int, seed
+from mwemt.cli.argtypes import float_range, int_range, language_code, non_negative_int, positive_int, seed
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 from mwemt.preprocess.lemmatize import BACKENDS
 
@@ -39,8 +39,8 @@ def _corpus_args(p: argparse.ArgumentParser, ratio: float) -> None:
     p.add_argument("--ratio", type=float_range(above=0, maximum=MAX_RATIO), default=ratio,
                    help="synthetic pairs / original training pairs (default: %(default)s)")
     p.add_argument("--seed", type=seed(), default=1, help="seed for sampling and ordering (default: %(default)s)")
-    p.add_argument("--src-lang", default="en", help="source language code (default: %(default)s)")
-    p.add_argument("--tgt-lang", default="it", help="target language code (default: %(default)s)")
+    p.add_argument("--src-lang", default="en", type=language_code, help="source language code (default: %(default)s)")
+    p.add_argument("--tgt-lang", default="it", type=language_code, help="target language code (default: %(default)s)")
     p.add_argument("--lemmatizer", default="simplemma", choices=BACKENDS,
                    help="lemmatizer backend (default: %(default)s)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary on stderr")
@@ -63,8 +63,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     s.add_argument("--valid-size", type=non_negative_int(), default=2000, help="at least this many pairs (default: %(default)s)")
     s.add_argument("--test-size", type=non_negative_int(), default=2000, help="at least this many pairs (default: %(default)s)")
     s.add_argument("--seed", type=seed(), default=1, help="seed of the group shuffle (default: %(default)s)")
-    s.add_argument("--src-lang", default="en", help="language of column 1 (default: %(default)s)")
-    s.add_argument("--tgt-lang", default="it", help="language of column 2 (default: %(default)s)")
+    s.add_argument("--src-lang", default="en", type=language_code, help="language of column 1 (default: %(default)s)")
+    s.add_argument("--tgt-lang", default="it", type=language_code, help="language of column 2 (default: %(default)s)")
 
     d = sub.add_parser(
         "dictionary", formatter_class=fmt, help="add bilingual dictionary entries as pairs",
@@ -171,8 +171,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                                                                     "augmented")
     r.add_argument("--out", required=True, metavar="PREFIX", help="new corpus prefix to write")
     r.add_argument("--tag", default=None, help="source prefix (default: the back-translation's own --tag)")
-    r.add_argument("--src-lang", default="en", help="source language code (default: %(default)s)")
-    r.add_argument("--tgt-lang", default="it", help="target language code (default: %(default)s)")
+    r.add_argument("--src-lang", default="en", type=language_code, help="source language code (default: %(default)s)")
+    r.add_argument("--tgt-lang", default="it", type=language_code, help="target language code (default: %(default)s)")
     r.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
 
 

@@ -43,7 +43,13 @@ test set of --ref (and of --src), sentence by sentence."""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from mwemt.evaluate.bootstrap import DEFAULT_SAMPLES, DEFAULT_SEED, MIN_SAMPLES, MIN_SAMPLES_WHY
+    from mwemt.evaluate.bootstrap import (
+        DEFAULT_SAMPLES,
+        DEFAULT_SEED,
+        MAX_SAMPLES,
+        MIN_SAMPLES,
+        RESAMPLES_WHY,
+    )
     from mwemt.evaluate.compare import CompareSettings
 
     d = CompareSettings()
@@ -91,7 +97,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="MWE counts in --train-src: most tokens between two components (default: %(default)s)")
     g.add_argument("--examples", type=non_negative_int(), default=d.examples,
                    help="examples per system and direction (default: %(default)s)")
-    g.add_argument("--bs-samples", type=int_range(MIN_SAMPLES, why=MIN_SAMPLES_WHY), default=DEFAULT_SAMPLES,
+    g.add_argument("--bs-samples", type=int_range(MIN_SAMPLES, MAX_SAMPLES, why=RESAMPLES_WHY), default=DEFAULT_SAMPLES,
                    help=f"bootstrap resamples, at least {MIN_SAMPLES} (default: %(default)s)")
     g.add_argument("--seed", type=seed(), default=DEFAULT_SEED, help="bootstrap seed (default: %(default)s)")
     p.add_argument("--output", "-o", default="report", help="report directory, replaced as a whole (default: %(default)s)")

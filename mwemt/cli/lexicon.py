@@ -91,7 +91,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     f.add_argument("--max-gap", type=non_negative_int(), default=None,
                    help="fix the look-up's max_gap instead of choosing it (default: chosen among 0-4)")
     f.add_argument("--folds", type=int_range(2), default=5, help="cross-validation folds (default: %(default)s)")
-    f.add_argument("--repeats", type=positive_int(), default=3,
+    f.add_argument("--repeats", type=positive_int(100, why="each repeat is one more whole cross-validation"), default=3,
                    help="cross-validation partitions, the first by position, the others shuffled "
                         "(default: %(default)s)")
     f.add_argument("--seed", type=seed(), default=1, help="seed of the shuffled partitions (default: %(default)s)")

@@ -86,7 +86,7 @@ def _human_args(p: argparse.ArgumentParser, required: bool) -> None:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from mwemt.evaluate.bootstrap import MIN_SAMPLES
+    from mwemt.evaluate.bootstrap import MAX_SAMPLES, MIN_SAMPLES
 
     p.epilog = EPILOG
     _human_args(p, required=False)
@@ -100,11 +100,11 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="negate this metric (an error rate such as TER); repeatable")
     p.add_argument("--exclude-system", action="append", default=[], metavar="SYSTEM",
                    help="leave a system out (e.g. the human reference); repeatable")
-    p.add_argument("--bootstrap", type=int_range(MIN_SAMPLES, special={0: "no intervals"}), default=1000,
+    p.add_argument("--bootstrap", type=int_range(MIN_SAMPLES, MAX_SAMPLES, special={0: "no intervals"}), default=1000,
                    help="bootstrap resamples for the 95%% confidence intervals; an interval from fewer "
                         f"than {MIN_SAMPLES} is hardly more than their extremes, and reported intervals want "
                         "1000 or more (default: %(default)s)")
-    p.add_argument("--permutations", type=int_range(MIN_SAMPLES, special={0: "no p-values"}), default=1000,
+    p.add_argument("--permutations", type=int_range(MIN_SAMPLES, MAX_SAMPLES, special={0: "no p-values"}), default=1000,
                    help="random swaps per paired permutation test; with fewer than "
                         f"{MIN_SAMPLES} no p-value can fall below 0.05 (default: %(default)s)")
     p.add_argument("--compare", metavar="A,B",

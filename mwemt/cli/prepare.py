@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from mwemt.cli.argtypes import int_range, non_negative_int, positive_int
+from mwemt.cli.argtypes import int_range, language_code, non_negative_int, positive_int
 
 EPILOG = """\
 examples:
@@ -28,15 +28,15 @@ factors.json and manifest.json. Train on it with the plugin:
 def configure(p: argparse.ArgumentParser) -> None:
     p.epilog = EPILOG
     p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.add_argument("--src", "-s", required=True, help="source language code (file suffix)")
-    p.add_argument("--tgt", "-t", required=True, help="target language code (file suffix)")
+    p.add_argument("--src", "-s", required=True, type=language_code, help="source language code (file suffix)")
+    p.add_argument("--tgt", "-t", required=True, type=language_code, help="target language code (file suffix)")
     p.add_argument("--trainpref", help="train files prefix (builds the dictionaries)")
     p.add_argument("--validpref", help="validation files prefix")
     p.add_argument("--testpref", help="test files prefix")
     p.add_argument("--destdir", "-o", required=True, help="output data directory")
     p.add_argument("--joined-dictionary", action="store_true",
                    help="one dictionary for source words and target (for --share-all-embeddings)")
-    p.add_argument("--factors", type=positive_int(), default=None, help="source factors per token (default: from line 1)")
+    p.add_argument("--factors", type=positive_int(100, why="factors per token"), default=None, help="source factors per token (default: from line 1)")
     p.add_argument("--factor-names", default=None,
                    help="comma-separated names for messages (default: word,lemma,tag for 3 factors)")
     p.add_argument("--threshold", type=non_negative_int(), default=0,

@@ -67,7 +67,13 @@ Every choice is in the MWE signature."""
 
 def configure(p: argparse.ArgumentParser) -> None:
     from mwemt.cli.align import add_aligner_arguments
-    from mwemt.evaluate.bootstrap import DEFAULT_SAMPLES, DEFAULT_SEED, MIN_SAMPLES, MIN_SAMPLES_WHY
+    from mwemt.evaluate.bootstrap import (
+        DEFAULT_SAMPLES,
+        DEFAULT_SEED,
+        MAX_SAMPLES,
+        MIN_SAMPLES,
+        RESAMPLES_WHY,
+    )
     from mwemt.evaluate.mwe_compat import COMPAT_MODES
     from mwemt.evaluate.mwe_score import AVERAGES, DEFAULT_ALIGN_CONFIG
 
@@ -117,7 +123,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "predictions (default: median, measured in docs/tesla.md; 0.5 with a lexicon column only)")
     p.add_argument("--no-wordnet", action="store_true", help="TESLA: do not use WordNet even for English")
     p.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling against the first system")
-    p.add_argument("--bs-samples", type=int_range(MIN_SAMPLES, why=MIN_SAMPLES_WHY), default=DEFAULT_SAMPLES,
+    p.add_argument("--bs-samples", type=int_range(MIN_SAMPLES, MAX_SAMPLES, why=RESAMPLES_WHY), default=DEFAULT_SAMPLES,
                    help=f"bootstrap resamples, at least {MIN_SAMPLES} (default: %(default)s)")
     p.add_argument("--seed", type=seed(), default=DEFAULT_SEED,
                    help="bootstrap seed (default: %(default)s, as sacrebleu)")

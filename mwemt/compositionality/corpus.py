@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import resource
+import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -336,7 +337,8 @@ def collapse_corpus(sources: Sequence[CorpusSource], annotator: Annotator, out_d
     counts: Counter = Counter()
     n_written = 0
     start, cpu0 = time.perf_counter(), _cpu_seconds()
-    lines = islice(iter_corpus_lines(sources, dedupe=dedupe, stats=line_stats, on_bytes=bar.update), max_sentences)
+    limit = None if max_sentences is None or max_sentences >= sys.maxsize else max_sentences   # above: all of them
+    lines = islice(iter_corpus_lines(sources, dedupe=dedupe, stats=line_stats, on_bytes=bar.update), limit)
     try:
         with atomic_write(out / CORPUS) as fh:
             for block, chunk_counts, chunk_report, n in ordered_map(_collapse_chunk, chunked(lines, CHUNK_LINES),

@@ -328,7 +328,8 @@ class TranslateConfig:
                                                        "alignment, listed by the dictionary, or both")
     constraint_candidates: int = setting(3, minimum=1, help="constraints: judged: candidate translations per MWE, "
                                                             "each decoded once")
-    constraint_threshold: float | None = setting(None, doc_default="tuned on the validation split",
+    constraint_threshold: float | None = setting(None, minimum=-100.0, maximum=100.0,
+                                                 doc_default="tuned on the validation split",
                                                  help="constraints: judged: the largest drop of the length-normalized "
                                                       "model score a constrained output may cost; unset, stage "
                                                       "constraint-tune finds it on the validation split (best BLEU), "

@@ -32,6 +32,8 @@ Everything here is pure: the caller annotates, aligns and writes.
 
 from __future__ import annotations
 
+import math
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -61,7 +63,8 @@ class ReferenceFilters:
             raise MwemtError("reference filters need max_span_factor > 0, max_span_slack >= 0 and max_gaps >= 0")
 
     def max_span(self, mwe_length: int) -> int:
-        return int(self.max_span_factor * mwe_length) + self.max_span_slack
+        scaled = self.max_span_factor * mwe_length   # a huge factor (1e308) is no limit, not an overflow
+        return (int(scaled) if math.isfinite(scaled) else sys.maxsize) + self.max_span_slack
 
 
 @dataclass(frozen=True)

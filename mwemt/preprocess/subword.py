@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +41,7 @@ USER_SYMBOLS = FACTOR_ESCAPES + (SPACE_ESCAPE,)
 CONTROL_PIECES = 3                   # <unk> <s> </s>
 BYTE_PIECES = 256                    # <0x00> ... <0xFF> with byte fallback
 # the least vocabulary a model can have (byte fallback, the factor escapes, one character); the real least is
-# larger by every further distinct character of the training text (`required_pieces`, checked before training)
+# larger by the training text's distinct characters (sentencepiece's own count: `sentencepiece_failure` says it)
 MIN_VOCAB_SIZE = CONTROL_PIECES + BYTE_PIECES + len(USER_SYMBOLS) + 1
 # far beyond any NMT vocabulary; sentencepiece builds fewer pieces than asked when the text has no more to give
 MAX_VOCAB_SIZE = 1_000_000
@@ -265,12 +265,8 @@ class SubwordModel:
         if not sentences:
             raise InputError("no non-empty lines to train on", inputs[0])
         symbols = [*USER_SYMBOLS, *dict.fromkeys(extra)]
-        if character_coverage == 1.0:   # every character gets a piece: the least size is known exactly
-            need = required_pieces(sentences, len(symbols), byte_fallback)
-            if vocab_size < need.total:
-                raise MwemtError(f"vocabulary size {vocab_size} is too small for this text: sentencepiece needs at "
-                                 f"least {need.total} pieces ({need}); ask for at least {need.total} "
-                                 "(subword.vocab_size in a config, --vocab-size of `mwemt subword train`)")
+        # a vocabulary too small for the text's characters: sentencepiece's own count, in mwemt's words
+        # (`sentencepiece_failure`); counting it here beforehand came out up to 4 pieces too high on some texts
         options = {
             "vocab_size": vocab_size, "model_type": model_type, "character_coverage": character_coverage,
             "normalization_rule_name": "identity", "byte_fallback": byte_fallback,
@@ -432,37 +428,6 @@ def frequent_mwe_tokens(inputs: Sequence[str | Path], min_count: int, max_pieces
         counts.update(t for t in line.split() if JOIN in t.strip(JOIN))
     ranked = sorted(((t, n) for t, n in counts.items() if n >= min_count), key=lambda x: (-x[1], x[0]))
     return ranked[:max_pieces]
-
-
-@dataclass(frozen=True)
-class RequiredPieces:
-    """The pieces sentencepiece reserves before it learns any: its least vocabulary size for a text."""
-
-    control: int
-    bytes: int
-    symbols: int
-    characters: int
-
-    @property
-    def total(self) -> int:
-        return self.control + self.bytes + self.symbols + self.characters
-
-    def __str__(self) -> str:
-        parts = [f"{self.control} control pieces"]
-        if self.bytes:
-            parts.append(f"{self.bytes} byte pieces")
-        parts += [f"{self.symbols} user-defined symbols", f"the text's {self.characters} distinct characters"]
-        return ", ".join(parts)
-
-
-def required_pieces(sentences: Iterable[str], n_symbols: int, byte_fallback: bool) -> RequiredPieces:
-    """What sentencepiece needs at character coverage 1: a piece per distinct character (a space is its
-    word-boundary mark, which every text has), the control and byte pieces and the user-defined symbols."""
-    chars: set[str] = {SPACE}
-    for sentence in sentences:
-        chars.update(sentence)
-    chars.discard(" ")
-    return RequiredPieces(CONTROL_PIECES, BYTE_PIECES if byte_fallback else 0, n_symbols, len(chars))
 
 
 _SPM_TOO_SMALL = re.compile(r"Vocabulary size is smaller than required_chars\. (\d+) vs (\d+)")
