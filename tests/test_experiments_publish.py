@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 
@@ -42,8 +43,10 @@ def test_published_files_rescore_to_the_results(tmp_path, monkeypatch):
     out = tmp_path / "published"
     results = run_experiment(_config(tmp_path), tmp_path / "run", progress=False, plot=False, publish=out)
     names = sorted(p.name for p in (out / "hyps").iterdir())
-    assert names == ["baseline.general.txt", "baseline.mwe.txt", "greedy.general.txt", "greedy.mwe.txt"]
-    assert sorted(p.name for p in (out / "refs").iterdir()) == ["general.txt", "mwe.jsonl", "mwe.txt"]
+    assert names == ["baseline.general.txt.gz", "baseline.mwe.txt.gz", "greedy.general.txt.gz", "greedy.mwe.txt.gz"]
+    assert sorted(p.name for p in (out / "refs").iterdir()) == ["general.txt.gz", "mwe.jsonl.gz", "mwe.txt.gz"]
+    hyp = next(p for p in (tmp_path / "run" / "stages" / "translate" / "baseline.mwe").iterdir() if p.is_dir())
+    assert gzip.decompress((out / "hyps" / "baseline.mwe.txt.gz").read_bytes()) == (hyp / "hyp.txt").read_bytes()
     assert (out / "report" / "mwe" / "report.json").is_file()          # the run's comparison reports, as written
     assert (out / "report" / "mwe" / "index.html").read_bytes() == \
         (tmp_path / "run" / "report" / "mwe" / "index.html").read_bytes()
@@ -69,9 +72,9 @@ def test_published_files_rescore_to_the_results(tmp_path, monkeypatch):
     # publish wrote (a hand check beside the references, the rescored scores) are left alone
     os.chdir(tmp_path)
     (out / "refs" / "mwe.handcheck.tsv").write_text("id\tgenuine\n")
-    (out / "hyps" / "dropped.mwe.txt").write_text("x\n")
+    (out / "hyps" / "dropped.mwe.txt.gz").write_text("x\n")
     record = json.loads((out / "publish.json").read_text())
-    record["files"]["hyps/dropped.mwe.txt"] = "0" * 64
+    record["files"]["hyps/dropped.mwe.txt.gz"] = "0" * 64
     (out / "publish.json").write_text(json.dumps(record))
     run_experiment(_config(tmp_path), tmp_path / "run", progress=False, plot=False, publish=out)
     assert sorted(p.name for p in (out / "hyps").iterdir()) == names

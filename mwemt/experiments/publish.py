@@ -5,9 +5,9 @@ copies out of the run directory (whose stage directories are keyed by hashes and
 exactly what a reader needs to recompute the table without training anything:
 
     DIR/results.md results.json results.csv results.png    as `mwemt run` wrote them
-    DIR/hyps/SYSTEM.TEST.txt                               every system's detokenized translations
-    DIR/refs/TEST.txt                                      the references the run scored against
-    DIR/refs/TEST.jsonl                                    the MWE test set (MWE tests only)
+    DIR/hyps/SYSTEM.TEST.txt.gz                            every system's detokenized translations (gzip)
+    DIR/refs/TEST.txt.gz                                   the references the run scored against (gzip)
+    DIR/refs/TEST.jsonl.gz                                 the MWE test set (MWE tests only; gzip)
     DIR/refs/TEST.README.md                                a built MWE test's report
     DIR/refs/TEST.mwe-compositionality.tsv                 the MWE compositionality of its tertile breakdown
     DIR/alignments/SYSTEM.TEST.align.gz                    the word alignments the MWE scores were computed from
@@ -26,6 +26,7 @@ give other links and other scores; the files name their aligner, so the signatur
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import os
@@ -66,6 +67,19 @@ def table_copy(path: Path) -> str:
     return f"refs/{Path(path).name}"
 
 
+def hypothesis_copy(system: str, test: str) -> str:
+    """Where ``system``'s translation of ``test`` is published (gzip: a grid's hypotheses are megabytes)."""
+    return f"hyps/{system}.{test}.txt.gz"
+
+
+def reference_copy(test: str) -> str:
+    return f"refs/{test}.txt.gz"
+
+
+def testset_copy(test: str) -> str:
+    return f"refs/{test}.jsonl.gz"
+
+
 def alignment_copy(system: str, test: str) -> str:
     """Where the alignments of ``system``'s translation of ``test`` are published."""
     return f"alignments/{system}.{test}.align.gz"
@@ -78,11 +92,11 @@ def score_command(test: str, section, inputs: dict[str, Path], out_dir: Path, *,
     section's, the baseline first) and ``output`` (default: rescored/TEST.json) for a same-seed test."""
     argv = ["mwemt", "score", "--metrics", ",".join(section.metrics), "--lang", section.lang,
             "--mwe-average", section.mwe_average, "--paired-bs", "--bs-samples", str(section.bootstrap),
-            "--seed", str(section.bootstrap_seed), "--ref", f"refs/{test}.txt"]
+            "--seed", str(section.bootstrap_seed), "--ref", reference_copy(test)]
     if section.lowercase:
         argv.append("--lowercase")
     if "testset" in inputs:
-        argv += ["--testset", f"refs/{test}.jsonl"]
+        argv += ["--testset", testset_copy(test)]
     if "compositionality" in inputs:
         argv += ["--compositionality", f"refs/{test}.compositionality.tsv"]
     if "target_lexicon" in inputs:   # shared data, not copied: its path as seen from DIR
@@ -95,7 +109,7 @@ def score_command(test: str, section, inputs: dict[str, Path], out_dir: Path, *,
         argv += ["--dictionary", os.path.relpath(Path(inputs["dictionary"]).resolve(), out_dir.resolve()),
                  "--dictionary-format", getattr(section, "dictionary_format", "auto")]
     for system in systems or section.systems:
-        argv += ["--hyp", f"{system}=hyps/{system}.{test}.txt"]
+        argv += ["--hyp", f"{system}={hypothesis_copy(system, test)}"]
         if aligned:
             argv += ["--align", alignment_copy(system, test)]
     return argv + ["--json", "-o", output or f"rescored/{test}.json"]
@@ -122,7 +136,12 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
         dst = out / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         tmp = dst.with_name(f".{dst.name}.tmp")
-        shutil.copyfile(src, tmp)
+        if rel.endswith(".gz") and not str(src).endswith(".gz"):   # text published compressed (`mwemt score`
+            with open(src, "rb") as fin, open(tmp, "wb") as raw:     # reads .gz): the same bytes every time
+                with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as fout:
+                    shutil.copyfileobj(fin, fout)
+        else:
+            shutil.copyfile(src, tmp)
         os.replace(tmp, dst)
         files[rel] = sha256_file(dst)
 
@@ -134,7 +153,7 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
     for test, t in tests.items():
         aligned = t.alignments is not None
         for system in t.section.systems:
-            copy(t.inputs[f"hyp.{system}"], f"hyps/{system}.{test}.txt")
+            copy(t.inputs[f"hyp.{system}"], hypothesis_copy(system, test))
             if aligned:
                 copy(Path(t.alignments) / f"{system}.align.gz", alignment_copy(system, test))
         if not aligned and any(metric_class(m).uses_alignments for m in t.section.metrics):
@@ -142,9 +161,9 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
                 "publish: the score stage of test %s kept no alignments (cached by an earlier mwemt): its rescore "
                 "command aligns again, and eflomal is not seeded, so its MWE scores may differ a little; rerun "
                 "the score stage (remove its directory under RUN/stages) to publish them", test)
-        copy(t.inputs["reference"], f"refs/{test}.txt")
+        copy(t.inputs["reference"], reference_copy(test))
         if "testset" in t.inputs:
-            copy(t.inputs["testset"], f"refs/{test}.jsonl")
+            copy(t.inputs["testset"], testset_copy(test))
         if "compositionality" in t.inputs:
             copy(t.inputs["compositionality"], f"refs/{test}.compositionality.tsv")
         if "mwe_compositionality" in t.inputs:   # the source MWEs' compositionality of the tertile breakdown

@@ -30,7 +30,7 @@ ALPHA = 0.05
 MWE_METRICS = ("mwe", "mwe-alts", "tesla-comp", "tesla-01", "liter", "term-use")   # MWE columns even on a general test
 FINDING_METRICS = ("mwe", "mwe-alts")   # the MWE scores (single reference, with alternatives) of the findings
 # the seed section: the findings' MWE scores, LiTER (lower is better), and BLEU and chrF of every test set
-SEED_METRICS = ("bleu", "chrf", *FINDING_METRICS, "liter")
+SEED_METRICS = ("bleu", "chrf", *FINDING_METRICS, "mwe-p", "liter")   # mwe-p: the precision-aware MWE score
 
 
 @dataclass
