@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -32,6 +33,9 @@ PATH_KINDS = ("file", "dir", "exists", "prefix", "any")
 # The range of every seed, in configs and on the command line: sentencepiece's random seed is an
 # unsigned 32-bit integer and numpy's RandomState (fairseq's batches) takes 0 to 2**32 - 1.
 SEED_MAX = 2**32 - 1
+# a language code ends file names (PREFIX.CODE): letters and digits, parts joined by - or _ (en, pt_BR, zh-Hans);
+# an empty code or one with a / would write ``train.`` or a file in another directory
+LANGUAGE_CODE = re.compile(r"[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*\Z")
 
 
 # ---------------------------------------------------------------- where a value came from

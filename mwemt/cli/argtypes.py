@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 from dataclasses import dataclass
 
 from mwemt.processes import usable_cores
-from mwemt.schema import SEED_MAX
+from mwemt.schema import LANGUAGE_CODE, SEED_MAX
 
 
 @dataclass(frozen=True)
@@ -115,13 +114,12 @@ def seed() -> Number:
     return int_range(0, SEED_MAX)
 
 
-_LANGUAGE_CODE = re.compile(r"[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*\Z")
 
 
 def language_code(text: str) -> str:
     """A language code that ends file names (PREFIX.CODE): letters and digits, parts joined by - or _. An empty
     code or one with a / would write ``train.`` or a file in another directory."""
-    if not _LANGUAGE_CODE.match(text):
+    if not LANGUAGE_CODE.match(text):
         raise argparse.ArgumentTypeError(f"expected a language code such as en, pt_BR or zh-Hans (letters and digits: "
                                          f"it ends file names), got {text!r}")
     return text

@@ -45,6 +45,7 @@ from mwemt.preprocess.identification import MWE_CONTEXT_SOURCES
 from mwemt.preprocess.lemmatize import BACKENDS
 from mwemt.preprocess.subword import SubwordConfig
 from mwemt.schema import (
+    LANGUAGE_CODE,
     SEED_MAX,
     ConfigError,
     Context,
@@ -873,6 +874,10 @@ def config_from_data(data: dict, base_dir: str | Path = ".", overrides: list[str
 
 def build_config(root: Node, *, base_dir: Path, source: str) -> ExperimentConfig:
     langs = [root.get(k, d) for k, d in (("src_lang", "en"), ("tgt_lang", "it"))]
+    for key, lang in zip(("src_lang", "tgt_lang"), langs):   # it ends file names (PREFIX.CODE): checked before
+        if isinstance(lang, str) and not LANGUAGE_CODE.match(lang):   # the data files are looked for with it
+            raise root.error(key, f"{lang!r} is not a language code",
+                             expected="a code such as en, pt_BR or zh-Hans (letters and digits: it ends file names)")
     suffixes = tuple(f".{lang}" for lang in langs if isinstance(lang, str))
     ctx = Context(root, resolve_path=lambda value: resolve_path(value, base_dir), prefix_suffixes=suffixes)
     cfg = build(ExperimentConfig, root, root.origin, ctx)
