@@ -117,17 +117,20 @@ def unwritable_reason(path: str | Path) -> str | None:
     writable (the directories in between are created). Devices and pipes are checked as files.
     """
     path = Path(path)
-    if _read_only_filesystem(path if path.exists() else _nearest_existing(path)):
+    exists = path.exists()
+    anchor = path if exists else _nearest_existing(path)
+    if _read_only_filesystem(anchor):
         return "it is on a read-only file system"
-    if path.exists() and not path.is_dir():
+    if exists and not path.is_dir():
         if not os.access(path, os.W_OK):
             return f"the file is write-protected ({_mode_text(path)})"
         if not path.is_file():
             return None   # a device or pipe is written in place, its directory does not matter
-    if path.is_file() and _sticky_protected(path):
-        return (f"the directory {path.parent} is sticky ({_mode_text(path.parent)}, as /tmp) and the file belongs "
-                "to another user: only its owner may replace it")
-    return _directory_reason(path if path.is_dir() else path.parent if path.exists() else _nearest_existing(path))
+        if _sticky_protected(path):
+            return (f"the directory {path.parent} is sticky ({_mode_text(path.parent)}, as /tmp) and the file "
+                    "belongs to another user: only its owner may replace it")
+        return _directory_reason(path.parent)
+    return _directory_reason(anchor)
 
 
 def _sticky_protected(path: Path) -> bool:

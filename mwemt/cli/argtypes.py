@@ -114,8 +114,6 @@ def seed() -> Number:
     return int_range(0, SEED_MAX)
 
 
-
-
 def language_code(text: str) -> str:
     """A language code that ends file names (PREFIX.CODE): letters and digits, parts joined by - or _. An empty
     code or one with a / would write ``train.`` or a file in another directory."""

@@ -76,8 +76,6 @@ examples:
       --source-text generaltest2023.zh-en.src.zh --reference-text generaltest2023.zh-en.ref.refA.en --out wmt23/"""
 
 
-
-
 def _human_args(p: argparse.ArgumentParser, required: bool) -> None:
     p.add_argument("--human", required=required, metavar="PATH", help="human judgments (see formats below)")
     p.add_argument("--human-format", default="auto", metavar="FORMAT",

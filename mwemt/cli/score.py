@@ -182,8 +182,6 @@ def _aligned_metrics(metrics: Sequence[str]) -> list[str]:
 
 
 def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
-    if args.bs_samples < 1:
-        raise MwemtError("--bs-samples must be at least 1")
     if args.width < 0:
         raise MwemtError("--width must be 0 or more")
     mode = align_mode(args)

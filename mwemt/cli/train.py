@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from mwemt.errors import MwemtError
     from mwemt.experiments.config import load_config
     from mwemt.experiments.experiment import prepare_system, train_system
-    from mwemt.nmt.train import fairseq_command, fairseq_train_args, resolve_device
+    from mwemt.nmt.train import fairseq_command, fairseq_train_args
+    from mwemt.processes import resolve_device
 
     cfg = load_config(args.config, args.overrides)
     system = args.system

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from mwemt.cli.argtypes import int_range, non_negative_int, positive_int, seed, workers
-from mwemt.nmt.config import DEVICES
 from mwemt.nmt.constraints import CONSTRAINT_MODES
 from mwemt.nmt.translate import DECODE_PRECISIONS, INPUT_FORMATS, SOURCE_MWES
+from mwemt.processes import DEVICES
 
 EPILOG = """\
 examples:

@@ -32,11 +32,11 @@ from mwemt.evaluate.base import SentenceStats, column_sums, defined
 DEFAULT_SAMPLES = 1000
 # the least resamples worth asking for: fewer give no 95% interval and no p-value below 0.05 ((1 + k) / (1 + N))
 MIN_SAMPLES = 20
-MIN_SAMPLES_WHY = "fewer than 20 resamples give no 95% interval and no p-value below 0.05"
+MIN_SAMPLES_WHY = f"fewer than {MIN_SAMPLES} resamples give no 95% interval and no p-value below 0.05"
 # the most: checked before any work (a count of 10**20 overflowed deep in numpy); more than this refine an
 # interval or a p-value below the precision they are printed with
 MAX_SAMPLES = 100_000
-RESAMPLES_WHY = f"{MIN_SAMPLES_WHY}; more than 100,000 refine them below their printed precision"
+RESAMPLES_WHY = f"{MIN_SAMPLES_WHY}; more than {MAX_SAMPLES:,} refine them below their printed precision"
 DEFAULT_SEED = 12345  # sacrebleu's default, so our resamples match its resamples
 _CHUNK_VALUES = 1 << 22  # resampled statistics summed at once (bounds the memory of one step)
 

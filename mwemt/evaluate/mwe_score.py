@@ -49,11 +49,13 @@ Deliberate differences from the authors' scorer (azaninello/MWE_NMT, scripts/sco
 
 from __future__ import annotations
 
+import gzip
 import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -62,7 +64,7 @@ from mwemt.evaluate.base import REFERENCE_MWES, RatioMetric, SentenceStats, Sign
 from mwemt.evaluate.mwe_compat import COMPAT_MODES, compat_sentence
 from mwemt.evaluate.mwe_match import MweMatching, WordMatcher
 from mwemt.evaluate.registry import MetricOptions, register_metric
-from mwemt.fileio import iter_lines
+from mwemt.fileio import atomic_write, iter_lines
 from mwemt.preprocess.align import SYMMETRIZATIONS, AlignConfig, eflomal_version
 from mwemt.preprocess.tokenize import split_apostrophes, tokenize
 from mwemt.records import TestMwe
@@ -149,9 +151,6 @@ class HypWords:
     words: tuple[str, ...]
     token_index: tuple[int, ...]
     n_tokens: int
-
-    def restricted_to(self, tokens: set[int]) -> list[str]:
-        return [w for w, t in zip(self.words, self.token_index) if t in tokens]
 
     def positions_in(self, tokens: set[int]) -> list[int]:
         """The positions (in ``words``) of the words that come from ``tokens``."""
@@ -271,6 +270,9 @@ class MweScore(RatioMetric):
     undefined_reason = "no sentence of the test set has an MWE to score"
     reference_kind = REFERENCE_MWES
     uses_alignments = True
+    # whether `mwe_score` reads the reference sentence's words outside the MWE (``other_words``): only
+    # then does `score_sentence` tokenize the reference sentence
+    reads_reference_sentence: ClassVar[bool] = False
 
     def __init__(self, lang: str = "it", *, case_sensitive: bool = False, average: str = "sentence",
                  pretokenized: bool = False, align: MweAlignSettings | str = "eflomal",
@@ -410,8 +412,8 @@ class MweScore(RatioMetric):
     # -- scoring
     def mwe_score(self, ref_words: Sequence[str], candidates: Candidates, other_words: Counter | None) -> float | None:
         """One MWE (0-1): recall of the reference words, mixed with precision under alignment.
-        ``other_words``: the reference sentence's words outside this MWE (unused here; `mwe-p`
-        does not charge them)."""
+        ``other_words``: the reference sentence's words outside this MWE, None unless the class
+        reads them (`reads_reference_sentence`: `mwe-p`, which does not charge them)."""
         words = candidates.words
         recall = self.matcher.score(ref_words, words)
         if recall is None or not candidates.aligned or self.precision == 0.0 or not words:
@@ -454,7 +456,7 @@ class MweScore(RatioMetric):
                 if not 0 <= j < hw.n_tokens:
                     raise AlignmentError(f"alignment points to hypothesis token {j}, "
                                          f"but the hypothesis has {hw.n_tokens} tokens")
-        sentence = self.sentence_words(reference) if reference else None
+        sentence = self.sentence_words(reference) if reference and self.reads_reference_sentence else None
         scores: list[float | None] = []
         for mwe in mwes:
             linked: set[int] | None = None  # None: the whole hypothesis
@@ -668,10 +670,6 @@ def write_alignments(path: str | Path, links: Sequence[Alignment | None], origin
     """The links of every sentence (None: skipped by the aligner) under a header naming their aligner
     (``origin``), atomically; gzip-compressed when ``path`` ends in ``.gz``, byte for byte the same
     for the same links (no time stamp), so `read_alignments` gives back what scoring used."""
-    import gzip
-
-    from mwemt.fileio import atomic_write
-
     text = "".join(f"{line}\n" for line in [f"{ALIGNER_HEADER}{origin}", *map(format_alignment, links)])
     data = text.encode("utf-8")
     if str(path).endswith(".gz"):

@@ -315,7 +315,7 @@ def fit(request: SlurmRequest, nodes: Iterable[SlurmNode]) -> JobResources:
         having = f" with {_plural(cpus, 'CPU')}" + (f" and {_plural(gpus, 'GPU')}" if gpus else "")
     mb = choose(request.mem, lambda n: n.mem_mb, mem_mb, lambda v: f"{v}M", "memory")
     mem = request.mem.value or (request.mem.default if mem_mb(request.mem.default) == mb else f"{mb}M")
-    limits = {n.time_limit for n in nodes if n.partition == name}
+    limits = {n.time_limit for n in whole}
     limit = None if None in limits else max(limits)
     time_ask = request.time
     if time_ask.value is None:
@@ -354,8 +354,8 @@ class SlurmExecutor:
         self._cancelled_ids: set[str] = set()
         self._queue = SlurmQueue()
         # every kind of stage's resources, fitted before the first job: a request no node meets stops here
-        self._nodes = cluster_nodes()
-        self._resources = {stage: fit(settings.request(stage), self._nodes) for stage in (*settings.stages, "")}
+        nodes = cluster_nodes()
+        self._resources = {stage: fit(settings.request(stage), nodes) for stage in (*settings.stages, "")}
 
     def resources(self, stage: str) -> JobResources:
         """The resources the job of ``stage`` is submitted with (any stage the config does not name: the

@@ -53,6 +53,7 @@ from mwemt.experiments.runner import Runner
 from mwemt.nmt.train import FairseqJob
 from mwemt.preprocess.annotate import FACTOR_NAMES
 from mwemt.preprocess.hints import is_hint_encoding
+from mwemt.processes import resolve_device
 from mwemt.schema import to_plain
 
 MODEL_LINK = "model"     # WORKDIR/model: where `mwemt train` puts (a stand-alone copy of) the trained model
@@ -463,8 +464,6 @@ def one_system_note(cfg: ExperimentConfig, systems: list[str]) -> str | None:
 
 def check_devices(cfg: ExperimentConfig, systems: list[str]) -> None:
     """Before any stage runs: every system trains on a device this machine has."""
-    from mwemt.nmt.train import resolve_device
-
     for system in systems:
         resolve_device(cfg.model_sections(system).train.device,
                        "train.device" + (f" of system {system}" if len(cfg.systems) > 1 else ""))

@@ -853,15 +853,18 @@ def _pairs_with_table_mwes(translator, src: Path, tgt: Path, table: Path, n: int
     """Up to ``n`` pairs of ``src``/``tgt`` (a seeded order) whose source has an MWE with a table translation."""
     import random
 
+    from mwemt.nmt.constraints import ConstraintOptions, ForcedConstraints
+
     sources, targets = read_lines(src), read_lines(tgt)
     if len(sources) != len(targets):
         raise MwemtError(f"{src} has {len(sources)} lines and {tgt} {len(targets)}")
     order = list(range(len(sources)))
     random.Random(seed).shuffle(order)
+    finder = ForcedConstraints(translator, table, ConstraintOptions("unordered"))   # the table read once
     picked: list[int] = []
     for k in range(0, len(order), 512):
         chunk = order[k:k + 512]
-        found = translator.table_constraints([sources[j] for j in chunk], table)
+        found = finder.phrases([sources[j] for j in chunk])
         picked += [j for j, c in zip(chunk, found) if c]
         if len(picked) >= n:
             break

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from mwemt.processes import DEVICES
 from mwemt.schema import SEED_MAX, setting
 
 # Model presets: arch and the optimization that suits it. tiny = tests and the demo (seconds to
@@ -32,7 +33,6 @@ PRESETS: dict[str, dict[str, Any]] = {
 FACTOR_COMBINE = ("concat", "sum")
 SHARE = ("none", "decoder", "all")
 EARLY_STOP = ("bleu", "loss")
-DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16")
 MWE_LOSS_SENTENCES = ("any", "idiomatic")
 

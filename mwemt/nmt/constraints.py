@@ -37,11 +37,11 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.preprocess.mwe_table import GAP
+from mwemt.preprocess.mwe_table import GAP, MweTranslationTable, type_key
 from mwemt.preprocess.mwe_table import SOURCES as TABLE_SOURCES
 
 # fairseq's lexically constrained beam search (Post & Vilar 2018): every constraint anywhere, or in order
@@ -113,8 +113,6 @@ def _constraint_annotator(table, *, lang: str, lemmatizer: str, max_gap: int, mw
 
 
 def _read_table(table):
-    from mwemt.preprocess.mwe_table import MweTranslationTable
-
     return table if isinstance(table, MweTranslationTable) else MweTranslationTable.read(table)
 
 
@@ -156,8 +154,6 @@ class TableConstraints:
 
     def phrases(self, tokens: Sequence[str]) -> list[tuple[str, ...]]:
         """The constraints of one tokenized source sentence, in source order."""
-        from mwemt.preprocess.mwe_table import type_key
-
         sent = self.annotator.annotate_tokens(list(tokens))
         out: list[tuple[str, ...]] = []
         for m in sorted(sent.mwes, key=lambda m: m.indices):
@@ -245,8 +241,6 @@ class CandidateFinder:
     def mwes(self, tokens: Sequence[str]) -> tuple[list[FoundMwe], int]:
         """The sentence's MWEs in context that have candidates, in source order, and how many table matches
         the MWE-in-context classifier read as literal (not constrained)."""
-        from mwemt.preprocess.mwe_table import type_key
-
         sent = self.annotator.annotate_tokens(list(tokens))
         out = []
         for m in sorted(sent.mwes, key=lambda m: m.indices):
@@ -420,7 +414,8 @@ class ForcedConstraints:
                             constraint_order=self.options.mode, **decode)
         failed = sorted(tr.unconstrained_lines)
         constrained = sum(1 for p in phrases if p)
-        per_line = [[] if i in set(failed) else p for i, p in enumerate(phrases)]
+        dropped = set(failed)
+        per_line = [[] if i in dropped else p for i, p in enumerate(phrases)]
         report = ConstraintReport(self.options.mode, len(lines), lines_with_mwes=constrained,
                                   mwes=sum(len(p) for p in phrases), constrained_lines=constrained,
                                   accepted=constrained - len(failed), constraints=sum(len(p) for p in per_line),
@@ -508,8 +503,10 @@ class JudgedConstraints:
                 out[k] = Option(tuple((m.key, c.text) for m, c in forced), hyps[n], first_score[i] - tr.line_scores[n])
         return out
 
-    def translate(self, lines: Sequence[str], *, threshold: float, input_format: str = "raw",
-                  source: str | None = None, **decode) -> tuple[list[str], ConstraintReport]:
+    def translate(self, lines: Sequence[str], *, input_format: str = "raw", source: str | None = None,
+                  **decode) -> tuple[list[str], ConstraintReport]:
+        """The first pass, each line's constrained output kept where it costs at most ``options.threshold``."""
+        threshold = self.options.threshold
         first, judgements, literal = self.judge(lines, input_format=input_format, source=source, **decode)
         hyps = list(first)
         per_line: list[list[tuple[str, ...]]] = [[] for _ in lines]
@@ -543,13 +540,10 @@ def constrained_translate(translator, lines: Sequence[str], table, options: Cons
     Judged constraints need ``options.threshold`` (`tune_threshold` finds it on the validation split)."""
     if decode.get("sampling"):
         raise MwemtError("constrained decoding is a beam search: it cannot be combined with sampling")
+    if options.mode == "judged" and options.threshold is None:
+        raise MwemtError("judged constraints need a threshold tuned on the validation split "
+                         "(`mwemt translate --constraint-tune VALID.src VALID.ref`, or a number)")
     decoder = DECODERS[options.mode](translator, table, options)
-    if options.mode == "judged":
-        if options.threshold is None:
-            raise MwemtError("judged constraints need a threshold tuned on the validation split "
-                             "(`mwemt translate --constraint-tune VALID.src VALID.ref`, or a number)")
-        return decoder.translate(lines, threshold=options.threshold, input_format=input_format, source=source,
-                                 **decode)
     return decoder.translate(lines, input_format=input_format, source=source, **decode)
 
 
@@ -570,7 +564,7 @@ def tune_threshold(translator, sources: Sequence[str], references: Sequence[str]
 
     if len(sources) != len(references):
         raise MwemtError(f"the validation split has {len(sources)} source and {len(references)} reference lines")
-    judged = JudgedConstraints(translator, table, ConstraintOptions(**{**asdict(options), "threshold": None}))
+    judged = JudgedConstraints(translator, table, replace(options, threshold=None))
     first, judgements, literal = judged.judge(sources, **decode)
     metric = Bleu(lowercase=lowercase)
     rows = metric.sentence_stats(list(first), list(references)).rows

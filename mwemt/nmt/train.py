@@ -31,7 +31,7 @@ from mwemt.nmt.config import ModelConfig, TrainConfig
 from mwemt.nmt.cpu import allocator_env, resolve_precision
 from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig
 from mwemt.process_tree import guarded_command
-from mwemt.processes import resolve_device  # noqa: F401  (where a model runs; decided without touching CUDA)
+from mwemt.processes import resolve_device
 from mwemt.provenance import manifest, versions, write_json
 
 log = logging.getLogger(__name__)
@@ -435,10 +435,11 @@ def average_checkpoints(save_dir: Path, n: int) -> dict:
     state["model"] = {k: (v / len(paths)).to(weights[k].dtype) if weights[k].is_floating_point() else v
                       for k, v in total.items()}
     state.pop("last_optimizer_state", None)
+    has_best = (save_dir / AVERAGED).exists()
     record = {"last": n, "averaged": len(paths), "checkpoints": [p.name for p in paths], "updates": updates,
-              "into": AVERAGED, "single_best": SINGLE_BEST if (save_dir / AVERAGED).exists() else None}
+              "into": AVERAGED, "single_best": SINGLE_BEST if has_best else None}
     state.setdefault("extra_state", {})["mwemt_average"] = record
-    if (save_dir / AVERAGED).exists():   # interrupted before the average is in place: `restore_single_best`
+    if has_best:   # interrupted before the average is in place: `restore_single_best`
         os.replace(save_dir / AVERAGED, save_dir / SINGLE_BEST)
     with atomic_write(save_dir / AVERAGED, "wb") as fh:
         torch.save(state, fh)

@@ -19,7 +19,12 @@ from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
 from mwemt.formats import FACTOR_SEP, parse_factored
-from mwemt.nmt.constraints import CONSTRAINT_ORDERS, TableConstraints  # noqa: F401  (re-exported)
+from mwemt.nmt.constraints import (  # noqa: F401  (TableConstraints re-exported)
+    CONSTRAINT_ORDERS,
+    ConstraintOptions,
+    ForcedConstraints,
+    TableConstraints,
+)
 from mwemt.nmt.modeldir import (
     CHECKPOINTS,
     PREFERRED_CHECKPOINTS,
@@ -102,8 +107,8 @@ class Translator:
         from fairseq import tasks
 
         import mwemt.nmt.fairseq_plugin  # noqa: F401  (registers task and models; checkpoint loading)
-        from mwemt.nmt.train import resolve_device
         from mwemt.preprocess.subword import SubwordModel
+        from mwemt.processes import resolve_device
 
         device = resolve_device(device)
         model_dir = Path(model_dir)
@@ -429,8 +434,6 @@ class Translator:
         """Per line, the target phrases an MWE translation table gives its MWEs, forced as the table says
         (`mwemt.nmt.constraints.TableConstraints`, with this model's tokenizer and lemmatizer); ``table`` is a
         table or its file. Judged constraints: `mwemt.nmt.constraints.constrained_translate`."""
-        from mwemt.nmt.constraints import ConstraintOptions, ForcedConstraints
-
         options = ConstraintOptions("unordered", min_count=min_count, sources=tuple(sources))
         return ForcedConstraints(self, table, options).phrases(lines, input_format, source)
 

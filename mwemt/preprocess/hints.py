@@ -255,9 +255,9 @@ class HintInserter:
         """At translation time: each MWE the table knows gets its best translation. No reference."""
         hints = {}
         for k, m in enumerate(sent.mwes):
-            found = self.candidates(m.lemma)
+            found = self.entries(m.lemma)
             if found:
-                hints[k] = found[0]
+                hints[k] = found[0][0]
         return hints
 
     def training_hints(self, sent: AnnotatedSentence, reference: Sequence[str]) -> dict[int, tuple[str, ...]]:
@@ -308,9 +308,13 @@ class HintReport:
     mwes_matched: int = 0
     hinted_mwes: int = 0
     hint_sources: dict[str, int] = field(default_factory=dict)   # hinted MWEs by `source_label`
-    plain_copies: int = 0                                        # hinted pairs also written plain (version 2)
-    copied: list[int] = field(default_factory=list)              # their sentence indices
+    copied: list[int] = field(default_factory=list)              # hinted pairs also written plain (version 2)
     examples: list[str] = field(default_factory=list)
+
+    @property
+    def plain_copies(self) -> int:
+        """Hinted pairs also written plain (version 2's ``plain_copy``)."""
+        return len(self.copied)
 
     def as_dict(self) -> dict:
         d = {k: getattr(self, k) for k in ("sentences", "sentences_with_mwe", "eligible", "hinted_sentences", "mwes",
@@ -345,7 +349,7 @@ def hint_training_lines(sentences: Sequence[AnnotatedSentence], references: Sequ
         if sent.mwes:
             report.sentences_with_mwe += 1
             report.mwes += len(sent.mwes)
-            report.mwes_in_table += sum(1 for m in sent.mwes if inserter.candidates(m.lemma))
+            report.mwes_in_table += sum(1 for m in sent.mwes if inserter.entries(m.lemma))
             report.mwes_matched += len(hints)
     eligible = [k for k, h in enumerate(found) if h]
     report.eligible = len(eligible)
@@ -369,7 +373,6 @@ def hint_training_lines(sentences: Sequence[AnnotatedSentence], references: Sequ
                 report.examples.append(line)
             if copy:
                 lines.append(" ".join(insert_hints(sent, {})))
-                report.plain_copies += 1
                 report.copied.append(k)
     return lines, report
 

@@ -264,13 +264,12 @@ class SubwordModel:
                                          input_sentence_size, seed)
         if not sentences:
             raise InputError("no non-empty lines to train on", inputs[0])
-        symbols = [*USER_SYMBOLS, *dict.fromkeys(extra)]
         # a vocabulary too small for the text's characters: sentencepiece's own count, in mwemt's words
         # (`sentencepiece_failure`); counting it here beforehand came out up to 4 pieces too high on some texts
         options = {
             "vocab_size": vocab_size, "model_type": model_type, "character_coverage": character_coverage,
             "normalization_rule_name": "identity", "byte_fallback": byte_fallback,
-            "user_defined_symbols": symbols, "split_by_whitespace": True,
+            "user_defined_symbols": [*USER_SYMBOLS, *dict.fromkeys(extra)], "split_by_whitespace": True,
             "split_by_unicode_script": split_by_unicode_script,
             "add_dummy_prefix": True, "remove_extra_whitespaces": True, "hard_vocab_limit": False,
             "num_threads": num_threads,
