@@ -88,6 +88,9 @@ def markdown(rows: list[dict], metrics: list[str]) -> str:
                 if r is None:
                     cells.append("")
                     continue
+                if r["score"] is None:   # undefined (results.json null): nothing in the test counts towards it
+                    cells.append("n/a")
+                    continue
                 star = "*" if r["p"] is not None and r["p"] < ALPHA else ""
                 cells.append(f"{r['score']:.1f}" + (f" ±{r['ci']:.1f}" if r["ci"] is not None else "") + star)
             lines.append(f"| {metric} | {s} | " + " | ".join(cells) + " |")
@@ -112,7 +115,7 @@ def seed_markdown(runs: list[tuple[int, dict]], metrics: list[str]) -> str:
         for group in dict.fromkeys(g for groups in seed_groups for g in groups):
             means, deltas = [], []
             for (_, res), groups in zip(runs, seed_groups):
-                score = {s: v[metric]["score"] for s, v in res["scores"].items()}
+                score = {s: v[metric]["score"] for s, v in res["scores"].items() if v[metric]["score"] is not None}
                 members = [m for m in groups.get(group, []) if m in score]
                 if not members:
                     means.append("")
@@ -141,7 +144,8 @@ def plot(rows: list[dict], metrics: list[str], out: Path, title: str) -> None:
     for ax, metric in zip(axes[0], metrics):
         systems = list(dict.fromkeys(r["system"] for r in rows if r["metric"] == metric))
         for k, s in enumerate(systems):
-            pts = sorted((r for r in rows if r["metric"] == metric and r["system"] == s), key=lambda r: r["size"])
+            pts = sorted((r for r in rows if r["metric"] == metric and r["system"] == s and r["score"] is not None),
+                         key=lambda r: r["size"])
             xs, ys = [r["size"] for r in pts], [r["score"] for r in pts]
             ax.errorbar(xs, ys, yerr=[r["ci"] or 0.0 for r in pts], marker="o", capsize=3, label=s,
                         color=colors[k % len(colors)])

@@ -96,3 +96,16 @@ def test_mwe_breakdown_plot_from_a_comparison_report(tmp_path, capsys):
     bad.write_text("{}")
     with pytest.raises(SystemExit, match="no 'systems'"):
         mod.main([str(bad), "-o", str(out)])
+
+
+def test_ladder_plot_with_an_undefined_score(tmp_path):
+    """A score results.json holds as null (undefined: nothing in the test counts towards it) is n/a in the
+    table and left out of the plot; it used to stop the script with a TypeError."""
+    mod = _load()
+    runs = [_run(tmp_path, 50000, 40.0, 41.0, 0.3), _run(tmp_path, 25000, 30.0, 33.0, 0.01)]
+    res = json.loads((runs[1] / "results.json").read_text())
+    res["scores"]["dictionary"]["mwe-test/mwe"] = {"score": None, "bs_ci95": None, "p_value": None}
+    (runs[1] / "results.json").write_text(json.dumps(res))
+    out = tmp_path / "ladder.png"
+    assert mod.main([str(runs[0]), str(runs[1]), "--metric", "mwe-test/mwe", "-o", str(out)]) == 0
+    assert "| mwe-test/mwe | dictionary | n/a | 41.0 ±1.5 |" in out.with_suffix(".md").read_text()

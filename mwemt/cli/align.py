@@ -47,9 +47,10 @@ def add_aligner_arguments(p: argparse.ArgumentParser) -> None:
                    help="how forward and reverse links are combined (default: %(default)s)")
     g.add_argument("--samplers", type=positive_int(64), default=AlignConfig.samplers,
                    help="eflomal's independent samplers: more is steadier, slower (default: %(default)s)")
-    g.add_argument("--cache", metavar="DIR", help="alignment cache directory (default: $MWEMT_CACHE/align "
-                                                   "or ~/.cache/mwemt/align)")
-    g.add_argument("--no-cache", action="store_true", help="neither read nor write the alignment cache")
+    cache = g.add_mutually_exclusive_group()   # a cache directory and no cache contradict each other
+    cache.add_argument("--cache", metavar="DIR", help="alignment cache directory (default: $MWEMT_CACHE/align "
+                                                       "or ~/.cache/mwemt/align)")
+    cache.add_argument("--no-cache", action="store_true", help="neither read nor write the alignment cache")
 
 
 def aligner_settings(args: argparse.Namespace):

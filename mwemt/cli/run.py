@@ -66,8 +66,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "results.json from them) into DIR, e.g. results/NAME; DIR (a new directory or an earlier "
                         "publish's, outside the run directory) is checked before the run starts")
     p.add_argument("--dry-run", action="store_true",
-                   help="check the config, print it resolved (every default, every system's sections) as JSON "
-                        "and exit")
+                   help="check the config and where the run (and --publish) would write, print the config "
+                        "resolved (every default, every system's sections) as JSON and exit")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars (stage lines are still printed)")
 
 
@@ -89,7 +89,7 @@ def run_config(args: argparse.Namespace, config_path: str, default_run_dir: str 
     from mwemt.errors import MwemtError
     from mwemt.experiments.config import load_config, require_tests
     from mwemt.experiments.executors import SLURM_DEFAULT_JOBS
-    from mwemt.experiments.experiment import ordered_systems, run_experiment
+    from mwemt.experiments.experiment import check_targets, ordered_systems, run_experiment
     from mwemt.experiments.results import format_markdown
     from mwemt.experiments.runner import default_jobs
 
@@ -108,10 +108,11 @@ def run_config(args: argparse.Namespace, config_path: str, default_run_dir: str 
     systems = None
     if getattr(args, "systems", None):
         systems = ordered_systems(cfg, [s.strip() for s in args.systems.split(",") if s.strip()])
-    if args.dry_run:
+    run_dir = Path(args.run_dir or default_run_dir or Path("runs") / cfg.name)
+    if args.dry_run:   # the config, and where the run and its publish would write
+        check_targets(run_dir, getattr(args, "publish", None))
         print_config(cfg)
         return 0
-    run_dir = Path(args.run_dir or default_run_dir or Path("runs") / cfg.name)
     jobs = f"{args.jobs} job{'s' if args.jobs > 1 else ''}"
     if cfg.executor != "local":
         jobs = f"executor {cfg.executor}, at most {jobs} at once"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 from collections.abc import Sequence
@@ -181,12 +182,50 @@ def _aligned_metrics(metrics: Sequence[str]) -> list[str]:
     return [m for m in metrics if metric_class(m).uses_alignments]
 
 
+# a metric setting's option (its argparse dest) -> what it sets (a `Metric.reads` name): an option set away
+# from its default that no requested metric reads is refused, not ignored
+SETTING_OPTIONS = {"lowercase": "lowercase", "mwe_case_sensitive": "mwe_case_sensitive",
+                   "mwe_average": "mwe_average", "align": "mwe_align", "mwe_window": "mwe_align",
+                   "extra": "mwe_align", "extra_tsv": "mwe_align", "mwe_match": "mwe_matching",
+                   "mwe_precision": "mwe_precision", "mwe_wordnet": "mwe_wordnet", "mwe_compat": "mwe_compat",
+                   "mwe_alternatives": "mwe_alternatives", "mwe_table": "mwe_table",
+                   "mwe_table_min_count": "mwe_table_min_count", "dictionary": "dictionary",
+                   "dictionary_format": "dictionary_format", "terms": "terms", "term_match": "term_match",
+                   "compositionality": "compositionality", "tesla_lexicon": "tesla_lexicon",
+                   "tesla_default": "tesla_default", "no_wordnet": "tesla_wordnet"}
+
+
+def _unread_settings(args: argparse.Namespace, metrics: Sequence[str]) -> None:
+    """Refuse an option that sets what none of ``metrics`` reads (`Metric.reads`), naming those that do."""
+    from mwemt.evaluate.registry import metric_class, metric_names
+
+    defaults = _defaults()
+    readers = {m: metric_class(m).reads for m in metrics}
+    for dest, setting in SETTING_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is None or value is False or value == defaults.get(dest):
+            continue
+        if not any(setting in r for r in readers.values()):
+            flag = "--" + dest.replace("_", "-")
+            users = [m for m in metric_names() if setting in metric_class(m).reads]
+            raise MwemtError(f"{flag} only affects {', '.join(users)}, which --metrics ({','.join(metrics)}) does "
+                             f"not include; add one to --metrics or drop {flag}")
+
+
+@functools.lru_cache(maxsize=1)
+def _defaults() -> dict:
+    p = argparse.ArgumentParser()
+    configure(p)
+    return {a.dest: a.default for a in p._actions}
+
+
 def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
     if args.width < 0:
         raise MwemtError("--width must be 0 or more")
     mode = align_mode(args)
-    if args.align and not _aligned_metrics(metrics):
-        raise MwemtError("--align only affects the MWE scores (mwe, mwe-alts, mwe-p, ...); add one to --metrics")
+    if args.mwe_alternatives != "none" and "mwe-alts" not in metrics:   # before the generic message: names mwe
+        mwe_table_options(args, metrics)
+    _unread_settings(args, metrics)
     if mode == "files" and len(args.align) != len(args.hyp):
         raise MwemtError(f"{len(args.align)} --align files for {len(args.hyp)} --hyp files; give one per system")
     if args.mwe_compat and (args.align and mode != "none" or args.mwe_match or args.mwe_precision

@@ -100,7 +100,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "a constrained output may cost against the plain one: a number, or the tuning record "
                         "--constraint-tuning wrote")
     p.add_argument("--constraint-tune", nargs=2, default=None, metavar=("VALID_SRC", "VALID_REF"),
-                   help="judged: first tune the threshold on this VALIDATION pair (best BLEU; never a test set), "
+                   help="judged: first tune the threshold on this VALIDATION pair (the largest threshold at no loss of validation BLEU; never a test set), "
                         "then translate --input with it")
     p.add_argument("--constraint-tuning", default=None, metavar="FILE",
                    help="with --constraint-tune: write the tuning record (threshold, BLEU curve) here")

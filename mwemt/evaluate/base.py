@@ -48,6 +48,11 @@ REFERENCE_MWES = "mwes"  # the reference translations of each sentence's source 
 UNDEFINED = "n/a"   # how tables (text, Markdown, CSV) show an undefined score; JSON has null
 
 
+def undefined_note(name: str, reason: str) -> str:
+    """The note under a table that shows metric ``name`` as n/a: one wording in every report."""
+    return f"{name} {UNDEFINED}: undefined, {reason}."
+
+
 def defined(value: float | None) -> float | None:
     """``value`` as a float, or None when it is undefined (None or NaN): what a `MetricScore` holds."""
     if value is None:
@@ -144,6 +149,9 @@ class Metric(ABC):
     undefined_reason: ClassVar[str] = "nothing in the scored data counts towards it"
     reference_kind: ClassVar[str] = REFERENCE_TEXT
     uses_alignments: ClassVar[bool] = False
+    # the `MetricOptions` fields and score inputs (beyond ``lang``) this metric is built from: `mwemt score`
+    # refuses a setting that no metric it computes reads
+    reads: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def from_options(cls, key: str, options: MetricOptions, inputs: ScoreInputs | None = None) -> Metric:

@@ -59,6 +59,7 @@ class Liter(RatioMetric):
     name = "LiTER"
     undefined_reason = "no MWE of the test set has a blocklist (dictionary translations of its content words)"
     reference_kind = REFERENCE_MWES
+    reads = frozenset({"dictionary", "dictionary_format"})
 
     def __init__(self, dictionary: dict[str, frozenset[str]], lang: str = "it", src_lang: str = "en", *,
                  lemmatizer: str = "simplemma", dictionary_name: str = "",

@@ -28,6 +28,7 @@ class MweAltsScore(MweScore):
 
     key = "mwe-alts"
     name = "MWE-alts"     # the table label and the signature's name: not a second column called MWE
+    reads = MweScore.reads | {"mwe_alternatives", "mwe_table", "mwe_table_min_count"}
 
     @classmethod
     def alternatives_mode(cls, options: MetricOptions) -> str:

@@ -270,6 +270,8 @@ class MweScore(RatioMetric):
     undefined_reason = "no sentence of the test set has an MWE to score"
     reference_kind = REFERENCE_MWES
     uses_alignments = True
+    reads = frozenset({"mwe_case_sensitive", "mwe_average", "mwe_align", "mwe_matching", "mwe_precision",
+                       "mwe_wordnet", "mwe_compat"})
     # whether `mwe_score` reads the reference sentence's words outside the MWE (``other_words``): only
     # then does `score_sentence` tokenize the reference sentence
     reads_reference_sentence: ClassVar[bool] = False

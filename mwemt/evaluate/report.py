@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from mwemt.evaluate.base import UNDEFINED, Metric, format_score
+from mwemt.evaluate.base import Metric, format_score, undefined_note
 from mwemt.evaluate.meta_compare import MetaComparison
 from mwemt.evaluate.meta_eval import MetaEvalResult
 from mwemt.evaluate.scoring import MetricResults, ScoreRun
@@ -70,8 +70,7 @@ def undefined_reason(result: MetricResults) -> str | None:
 
 def undefined_lines(run: ScoreRun) -> list[str]:
     """One note per metric with an undefined score: what n/a means there."""
-    return [f"{r.scores[0].name} {UNDEFINED}: undefined, {reason}; no score, interval or p-value."
-            for r in run.metrics if (reason := undefined_reason(r)) is not None]
+    return [undefined_note(r.scores[0].name, reason) for r in run.metrics if (reason := undefined_reason(r)) is not None]
 
 
 def mwe_coverage_lines(run: ScoreRun, result: MetricResults) -> list[str]:

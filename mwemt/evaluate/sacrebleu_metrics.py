@@ -37,6 +37,7 @@ class SacrebleuMetric(Metric):
     """Common code for sacrebleu-backed metrics; subclasses build the sacrebleu objects."""
 
     name = "sacrebleu"
+    reads = frozenset({"lowercase"})
 
     def __init__(self) -> None:
         self._corpus = self._make(sentence=False)

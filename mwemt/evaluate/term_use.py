@@ -69,6 +69,7 @@ class TermUse(RatioMetric):
     name = "TermUse"
     undefined_reason = "no MWE of the test set has a given translation (--terms, --mwe-table)"
     reference_kind = REFERENCE_MWES
+    reads = frozenset({"terms", "term_match", "mwe_table", "mwe_table_min_count"})
 
     def __init__(self, terms: Mapping[str, Sequence[Sequence[str]]], lang: str = "it", *, match: str = "exact",
                  lemmatizer: str = "simplemma", terms_name: str = "", min_count: int = 1) -> None:

@@ -155,6 +155,7 @@ class Tesla(RatioMetric):
     """
 
     scale = 1.0  # the score column is already on the 0-100 scale
+    reads = frozenset({"tesla_wordnet", "tesla_default", "compositionality", "tesla_lexicon"})
 
     def __init__(self, variant: str = "tesla", lang: str = "en", lemmatizer: str = "simplemma",
                  compositionality: Mapping[str, float] | CompositionalityTable | None = None,

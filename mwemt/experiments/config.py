@@ -333,8 +333,8 @@ class TranslateConfig:
                                                  doc_default="tuned on the validation split",
                                                  help="constraints: judged: the largest drop of the length-normalized "
                                                       "model score a constrained output may cost; unset, stage "
-                                                      "constraint-tune finds it on the validation split (best BLEU), "
-                                                      "never on a test set")
+                                                      "constraint-tune finds it on the validation split (the largest "
+                                                      "threshold at no loss of validation BLEU), never on a test set")
     constraint_mwe_context: str = setting("bundled", choices=CONTEXT_MODELS,
                                           help="constraints: judged: which table matches are MWEs: the bundled "
                                                "MWE-in-context classifier (English), or none (every match)")

@@ -50,6 +50,7 @@ from mwemt.experiments.results import (
     write_results,
 )
 from mwemt.experiments.runner import Runner
+from mwemt.fileio import file_in_the_way, unwritable_reason
 from mwemt.nmt.train import FairseqJob
 from mwemt.preprocess.annotate import FACTOR_NAMES
 from mwemt.preprocess.hints import is_hint_encoding
@@ -479,8 +480,7 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
     (independent systems and test sets); the results do not depend on it.
     """
     require_tests(cfg)
-    if publish is not None:   # a publish that would fail (or write into the run) is refused before any work
-        check_publish_target(publish, run_dir)
+    check_targets(run_dir, publish)
     names = ordered_systems(cfg, systems)
     if cfg.executor == "local":   # elsewhere the devices are the compute nodes' (`train.device: auto`)
         check_devices(cfg, names)
@@ -507,7 +507,8 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
                                 constraints=_constraint_reports(hyps))
         runner.extra["results"] = {k: str(v) for k, v in write_results(run_dir, results, plot=plot).items()}
         if publish is not None:
-            publish_run(runner.run_dir, publish, {t: pipe.scored[t] for t in cfg.tests})   # config order
+            publish_run(runner.run_dir, publish, {t: pipe.scored[t] for t in cfg.tests},   # config order
+                        reports=results.get("reports"))
             runner.extra["published"] = str(publish)
     return results
 
@@ -522,6 +523,20 @@ def _constraint_reports(hyps: dict[str, dict[str, Path]]) -> dict[str, dict[str,
             if report.is_file():
                 out.setdefault(system, {})[test] = constraint_counts(json.loads(report.read_text(encoding="utf-8")))
     return out
+
+
+def check_targets(run_dir: str | Path, publish: str | Path | None = None) -> None:
+    """Refuse, before any work (and in a dry run), a run directory that could not be made or written and a
+    ``publish`` directory that would fail or write into the run (`check_publish_target`)."""
+    blocker = file_in_the_way(run_dir)
+    if blocker is not None:
+        raise MwemtError(f"--run-dir {run_dir}: {blocker} is a file, not a directory (expected a directory the "
+                         "run may create or one an earlier run of this config wrote)")
+    why = unwritable_reason(run_dir)
+    if why is not None:
+        raise MwemtError(f"--run-dir {run_dir}: cannot write there: {why} (choose another with --run-dir)")
+    if publish is not None:   # a publish that would fail (or write into the run) is refused before any work
+        check_publish_target(publish, run_dir)
 
 
 def _run_meta(cfg: ExperimentConfig, run_dir: Path, runner: Runner, t0: float) -> dict:

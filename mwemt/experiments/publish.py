@@ -32,6 +32,7 @@ import logging
 import os
 import shlex
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +45,6 @@ from mwemt.preprocess.mwe_table import mwe_key, type_key
 from mwemt.provenance import write_json
 
 RESULT_FILES = ("results.md", "results.json", "results.csv", "results.png")
-REPORT_DIR = "report"
 
 
 @dataclass(frozen=True)
@@ -125,9 +125,12 @@ def same_seed_commands(test: str, t: PublishedTest, out_dir: Path, aligned: bool
                              output=f"rescored/{test}.vs-{b}.json") for b, members in by_baseline.items()}
 
 
-def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, PublishedTest]) -> dict:
+def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, PublishedTest],
+                reports: Mapping[str, str] | None = None) -> dict:
     """Copy the results and every test's hypotheses and references of a finished run into ``out_dir``;
-    returns the publish manifest (also written as DIR/publish.json)."""
+    returns the publish manifest (also written as DIR/publish.json). ``reports``: the comparison reports this
+    invocation wrote (test -> its page relative to the run, as results.json's ``reports``): only their
+    directories are published, not what an earlier invocation left in RUN/report."""
     run_dir, out = Path(run_dir), Path(out_dir)
     earlier = published_files(out)   # what an earlier publish wrote here; anything else in DIR is left alone
     files: dict[str, str] = {}
@@ -192,10 +195,10 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
         kept = [next(lines)] + [line for line in lines if type_key(json.loads(line)["key"]) in needed]
         write_lines(dst, kept)
         files[rel] = sha256_file(dst)
-    reports = run_dir / REPORT_DIR
-    if reports.is_dir():
-        for path in sorted(p for p in reports.rglob("*") if p.is_file()):
-            copy(path, f"{REPORT_DIR}/{path.relative_to(reports)}")
+    for page in (reports or {}).values():
+        folder = (run_dir / page).parent
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            copy(path, path.relative_to(run_dir).as_posix())
     script = ["#!/bin/sh", "# Recompute results.json's scores from the published files (run inside this directory);",
               "# each test's scores land in rescored/TEST.json. Written by `mwemt run --publish`.", "set -e",
               "mkdir -p rescored"]

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mwemt.evaluate.base import UNDEFINED, format_score
+from mwemt.evaluate.base import UNDEFINED, format_score, undefined_note
 from mwemt.evaluate.breakdown import format_breakdown
 from mwemt.fileio import atomic_write, write_text
 from mwemt.provenance import portable_path, write_json
@@ -273,7 +273,7 @@ def format_markdown(results: dict, width: int = 1) -> str:
         name = f"{s} (baseline)" if s == results["baseline"] and s != "baseline" else s
         lines.append("| " + " | ".join([name, *[_cell(results["scores"][s][c["id"]], width) for c in cols]]) + " |")
     lines.append("")
-    lines += [f"{c['label']} {UNDEFINED}: undefined, {c['undefined']}." for c in cols if c.get("undefined")]
+    lines += [undefined_note(c["label"], c["undefined"]) for c in cols if c.get("undefined")]
     if any(c.get("undefined") for c in cols):
         lines.append("")
     bs = results.get("paired_bootstrap")

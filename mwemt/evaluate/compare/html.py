@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from mwemt.evaluate.base import UNDEFINED
+from mwemt.evaluate.base import UNDEFINED, undefined_note
 from mwemt.evaluate.compare import svg
 
 SECTIONS = (("summary", "Summary"), ("aggregate", "Aggregate scores"), ("mwe-buckets", "MWE accuracy by bucket"),
@@ -178,7 +178,7 @@ def _aggregate(r: dict) -> str:
     chart = svg.grouped_bars([m["name"] for m in metrics], series, y_label="score (0-100)", title="Aggregate scores",
                              width=min(760, 260 + 130 * len(metrics)), height=220)
     note = ('<p class="note">Scores on a 0-100 scale: score \u00b1 95% bootstrap half-width, (difference from the '
-            "baseline, * p &lt; 0.05)." + "".join(f" {escape(m['name'])} {UNDEFINED}: undefined, {escape(m['undefined'])}."
+            "baseline, * p &lt; 0.05)." + "".join(" " + escape(undefined_note(m["name"], m["undefined"]))
                                                for m in metrics if m.get("undefined")) + "</p>")
     return table + note + chart
 

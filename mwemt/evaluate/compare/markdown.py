@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mwemt.evaluate.base import UNDEFINED, format_score
+from mwemt.evaluate.base import format_score, undefined_note
 from mwemt.evaluate.compare.html import fmt, p_mark, signed
 
 MAX_TYPES = 40
@@ -68,7 +68,7 @@ def render_markdown(r: dict) -> str:
             cells.append(text)
         rows.append(cells)
     lines += _table(["System", *[m["name"] for m in r["aggregate"]]], rows)
-    undefined = [f"{m['name']} {UNDEFINED}: undefined, {m['undefined']}." for m in r["aggregate"] if m.get("undefined")]
+    undefined = [undefined_note(m["name"], m["undefined"]) for m in r["aggregate"] if m.get("undefined")]
     lines += [""] + undefined if undefined else []
     lines += [""] + [f"- {m['name']}: `{m['signature']}`" for m in r["aggregate"]] + [""]
     mwe = r["mwe"]
