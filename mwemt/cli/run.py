@@ -61,7 +61,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "config's `executor`, local")
     p.add_argument("--no-plot", action="store_true", help="do not draw results.png")
     p.add_argument("--publish", metavar="DIR",
-                   help="also copy the results, every system's translations (hyps/SYSTEM.TEST.txt), the references "
+                   help="also copy the results, every system's translations (hyps/SYSTEM.TEST.txt.gz), the references "
                         "and MWE test sets (refs/) and rescore.sh (the `mwemt score` commands that reproduce "
                         "results.json from them) into DIR, e.g. results/NAME; DIR (a new directory or an earlier "
                         "publish's, outside the run directory) is checked before the run starts")
