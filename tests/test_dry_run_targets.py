@@ -34,7 +34,8 @@ def test_dry_run_refuses_run_dir_under_a_file(tmp_path):
     (tmp_path / "afile").write_text("keep\n")
     r = dry_run("--run-dir", str(tmp_path / "afile" / "run"), cwd=tmp_path)
     assert r.returncode == 2, r.stderr
-    assert "--run-dir" in r.stderr and "afile is a file" in r.stderr
+    assert "--run-dir" in r.stderr and "a part of this path is a file, not a directory" in r.stderr
+    assert str(tmp_path / "afile") + " (expected" in r.stderr
     assert (tmp_path / "afile").read_text() == "keep\n"
 
 

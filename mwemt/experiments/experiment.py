@@ -530,8 +530,8 @@ def check_targets(run_dir: str | Path, publish: str | Path | None = None) -> Non
     ``publish`` directory that would fail or write into the run (`check_publish_target`)."""
     blocker = file_in_the_way(run_dir)
     if blocker is not None:
-        raise MwemtError(f"--run-dir {run_dir}: {blocker} is a file, not a directory (expected a directory the "
-                         "run may create or one an earlier run of this config wrote)")
+        raise MwemtError(f"--run-dir {run_dir}: a part of this path is a file, not a directory: {blocker} (expected "
+                         "a directory the run may create, or one an earlier run of this config wrote)")
     why = unwritable_reason(run_dir)
     if why is not None:
         raise MwemtError(f"--run-dir {run_dir}: cannot write there: {why} (choose another with --run-dir)")
