@@ -200,12 +200,12 @@ def _unread_settings(args: argparse.Namespace, metrics: Sequence[str]) -> None:
     from mwemt.evaluate.registry import metric_class, metric_names
 
     defaults = _defaults()
-    readers = {m: metric_class(m).reads for m in metrics}
+    read = set().union(*(metric_class(m).reads for m in metrics))
     for dest, setting in SETTING_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is None or value is False or value == defaults.get(dest):
             continue
-        if not any(setting in r for r in readers.values()):
+        if setting not in read:
             flag = "--" + dest.replace("_", "-")
             users = [m for m in metric_names() if setting in metric_class(m).reads]
             raise MwemtError(f"{flag} only affects {', '.join(users)}, which --metrics ({','.join(metrics)}) does "
@@ -223,7 +223,7 @@ def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
     if args.width < 0:
         raise MwemtError("--width must be 0 or more")
     mode = align_mode(args)
-    if args.mwe_alternatives != "none" and "mwe-alts" not in metrics:   # before the generic message: names mwe
+    if args.mwe_alternatives != "none" and "mwe-alts" not in metrics:   # its own message: mwe is single-reference
         mwe_table_options(args, metrics)
     _unread_settings(args, metrics)
     if mode == "files" and len(args.align) != len(args.hyp):
