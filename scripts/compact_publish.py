@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from mwemt.fileio import sha256_file, write_text
+from mwemt.provenance import write_json
 
 
 def compact(out: Path, dry_run: bool = False) -> tuple[int, int, int]:
@@ -59,7 +60,7 @@ def compact(out: Path, dry_run: bool = False) -> tuple[int, int, int]:
         write_text(script, text)
         if "rescore.sh" in files:
             files["rescore.sh"] = sha256_file(script)
-    write_text(record, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    write_json(record, manifest)
     for p in plain:
         p.unlink()
     after = sum((out / new).stat().st_size for new in renamed.values())

@@ -50,7 +50,7 @@ from mwemt.experiments.results import (
     write_results,
 )
 from mwemt.experiments.runner import Runner
-from mwemt.fileio import file_in_the_way, unwritable_reason
+from mwemt.fileio import file_in_the_way, refuse_unwritable
 from mwemt.nmt.train import FairseqJob
 from mwemt.preprocess.annotate import FACTOR_NAMES
 from mwemt.preprocess.hints import is_hint_encoding
@@ -532,9 +532,7 @@ def check_targets(run_dir: str | Path, publish: str | Path | None = None) -> Non
     if blocker is not None:
         raise MwemtError(f"--run-dir {run_dir}: a part of this path is a file, not a directory: {blocker} (expected "
                          "a directory the run may create, or one an earlier run of this config wrote)")
-    why = unwritable_reason(run_dir)
-    if why is not None:
-        raise MwemtError(f"--run-dir {run_dir}: cannot write there: {why} (choose another with --run-dir)")
+    refuse_unwritable(run_dir, "--run-dir")
     if publish is not None:   # a publish that would fail (or write into the run) is refused before any work
         check_publish_target(publish, run_dir)
 
