@@ -52,7 +52,7 @@ def train_model(workdir: Path, pairs: int, updates: int) -> tuple[Path, Path, Pa
 
 
 def dictionary_table(path: Path):
-    from mwemt.preprocess.mwe_table import MweTranslationTable, read_dictionary
+    from mwemt.testsets.mwe_table import MweTranslationTable, read_dictionary
 
     table = MweTranslationTable(provenance={"dictionary": str(path.name)})
     table.add_dictionary(read_dictionary(path, min_words=2), lang="it")
@@ -88,7 +88,7 @@ def main() -> int:
 
     from mwemt.nmt.cpu import describe
     from mwemt.nmt.translate import Translator
-    from mwemt.preprocess.mwe_table import MweTranslationTable
+    from mwemt.testsets.mwe_table import MweTranslationTable
     from mwemt.preprocess.tokenize import tokenize
 
     warnings.filterwarnings("ignore")

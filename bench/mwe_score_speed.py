@@ -2,7 +2,7 @@
 
     python bench/mwe_score_speed.py [--repeats 3] [--samplers 1]
 
-Scores the 1,293 adjudicated (FINAL) TED EN-IT MWEs (`mwemt.preprocess.testset.build_ted_testset`,
+Scores the 1,293 adjudicated (FINAL) TED EN-IT MWEs (`mwemt.testsets.testset.build_ted_testset`,
 MWEs kept even when not located in the source) in their 669 MT sentences, and prints each timing
 as a ratio to today's score (``align="none"``, characters only) measured in the same run:
 
@@ -33,8 +33,8 @@ from score_speed import best_time  # noqa: E402
 from mwemt.evaluate.mwe_match import MweMatching  # noqa: E402
 from mwemt.evaluate.mwe_score import DEFAULT_ALIGN_CONFIG, DEFAULT_MATCHING, MweAlignSettings, MweScore  # noqa: E402
 from mwemt.nmt.cpu import describe  # noqa: E402
-from mwemt.preprocess.align import AlignConfig  # noqa: E402
-from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs  # noqa: E402
+from mwemt.testsets.align import AlignConfig  # noqa: E402
+from mwemt.testsets.testset import build_ted_testset, read_ted_pairs  # noqa: E402
 
 
 def cpu_seconds() -> float:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from mwemt.judgements import collect_texts, read_mqm_ratings
 from mwemt.nmt.cpu import describe
-from mwemt.preprocess.testset import PairRow, read_ted_pairs
+from mwemt.testsets.testset import PairRow, read_ted_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

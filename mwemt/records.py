@@ -107,8 +107,8 @@ class TestMwe:
     by word alignment. ``confidence`` (0-1) is how sure identification is that this occurrence is
     idiomatic, ``compositionality`` (0-1, 1 = compositional) the MWE type's predicted
     compositionality, and ``part`` the test part it belongs to ("idiomatic" or "literal", see
-    `mwemt.preprocess.testset_select`); None / "" = unknown. ``alternatives``: other acceptable
-    translations of the MWE (e.g. from `mwemt.preprocess.mwe_table`), which the MWE score credits
+    `mwemt.testsets.select`); None / "" = unknown. ``alternatives``: other acceptable
+    translations of the MWE (e.g. from `mwemt.testsets.mwe_table`), which the MWE score credits
     with ``--mwe-alternatives``. New fields are added with defaults, so older test-set files stay
     readable.
     """

@@ -134,7 +134,7 @@ def fmt_tokens(n: int) -> str:
 
 def ted_mwes(path: Path) -> list[str]:
     """Distinct English MWEs of the adjudicated (FINAL) TED annotation, lowercased, as annotators typed them."""
-    from mwemt.preprocess.testset import read_ted_pairs
+    from mwemt.testsets.testset import read_ted_pairs
 
     return list(dict.fromkeys(" ".join(r.mwe_en.lower().split()) for r in read_ted_pairs(path)))
 

@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from mwemt.evaluate.liter import Liter, word_dictionary  # noqa: E402
 from mwemt.evaluate.term_use import TermUse, read_terms  # noqa: E402
-from mwemt.preprocess.mwe_table import mwe_key, read_dictionary  # noqa: E402
-from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs  # noqa: E402
+from mwemt.testsets.mwe_table import mwe_key, read_dictionary  # noqa: E402
+from mwemt.testsets.testset import build_ted_testset, read_ted_pairs  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 

@@ -7,7 +7,7 @@ the reference translation of the MWE, ``mt_it`` the MT output sentence (tokenize
 and ``mt_check`` the human verdict on the MWE's translation in it: Y (correct) or N. Rows with any
 other verdict (empty, M) or an empty reference MWE are left out and counted.
 
-The sentences become a test set (`mwemt.preprocess.testset.build_ted_testset`: each MWE located in
+The sentences become a test set (`mwemt.testsets.testset.build_ted_testset`: each MWE located in
 the tokenized source), the MT sentences are aligned to their sources once with the project's
 aligner (eflomal, cached; ``--extra`` adds parallel text for its statistics), and every variant
 scores every MWE from one `MweScore.sentence_stats` pass (``info["mwe_scores"]``), on the same
@@ -57,8 +57,8 @@ from mwemt.evaluate.mwe_score import (
 )
 from mwemt.evaluate.similarity import omw_wordnet
 from mwemt.fileio import write_lines, write_text
-from mwemt.preprocess.align import AlignConfig, read_extra
-from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs
+from mwemt.testsets.align import AlignConfig, read_extra
+from mwemt.testsets.testset import build_ted_testset, read_ted_pairs
 from mwemt.provenance import manifest, write_json
 
 
@@ -222,7 +222,7 @@ def variants(wordnet: bool) -> list[Variant]:
 def scorer_for(v: Variant, wordnet_path: Path | None, table=None, table_name: str = "") -> MweScore:
     wn = omw_wordnet(str(wordnet_path)) if v.matching.synonyms and wordnet_path else None
     if v.table_min_count is not None and table is not None and v.table_sources is not None:
-        from mwemt.preprocess.mwe_table import MweTranslationTable
+        from mwemt.testsets.mwe_table import MweTranslationTable
 
         table = MweTranslationTable({k: table.translations(k, min_count=0, sources=v.table_sources)
                                      for k in table.keys() if table.translations(k, min_count=0,
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     all_rows = read_ted_pairs(args.pairs, "FINAL")
     items, _ = build_ted_testset(all_rows, keep_unlocated=True)
     if args.write_types:
-        from mwemt.preprocess.mwe_table import mwe_key
+        from mwemt.testsets.mwe_table import mwe_key
 
         keys = sorted({mwe_key(m) for it in items for m in it.mwes if len(mwe_key(m).split()) >= 2})
         write_lines(args.write_types, keys)
@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     table = None
     all_variants = variants(args.wordnet is not None)
     if args.table:
-        from mwemt.preprocess.mwe_table import MweTranslationTable
+        from mwemt.testsets.mwe_table import MweTranslationTable
 
         table = MweTranslationTable.read(args.table)
         default = next(v for v in all_variants if v.name == DEFAULT_VARIANT)

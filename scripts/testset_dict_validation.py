@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from testset_ted_validation import token_f1, words_of  # noqa: E402
 
 from mwemt.fileio import read_lines, write_lines, write_text  # noqa: E402
-from mwemt.preprocess.align import AlignConfig, align_directional, read_extra  # noqa: E402
-from mwemt.preprocess.aligned_testset import (  # noqa: E402
+from mwemt.testsets.align import AlignConfig, align_directional, read_extra  # noqa: E402
+from mwemt.testsets.aligned import (  # noqa: E402
     ReferenceFilters,
     SpanRules,
     aligned_reference,
@@ -52,7 +52,7 @@ from mwemt.preprocess.aligned_testset import (  # noqa: E402
     find_candidate,
 )
 from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator  # noqa: E402
-from mwemt.preprocess.mwe_table import MweTranslationTable, read_dictionary  # noqa: E402
+from mwemt.testsets.mwe_table import MweTranslationTable, read_dictionary  # noqa: E402
 from mwemt.preprocess.tokenize import tokenize  # noqa: E402
 from mwemt.provenance import manifest, write_json  # noqa: E402
 

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 from mwemt.errors import MwemtError  # noqa: E402
 from mwemt.fileio import read_lines  # noqa: E402
 from mwemt.formats import read_testset  # noqa: E402
-from mwemt.preprocess.align import parse_pharaoh  # noqa: E402
-from mwemt.preprocess.aligned_testset import (  # noqa: E402
+from mwemt.testsets.align import parse_pharaoh  # noqa: E402
+from mwemt.testsets.aligned import (  # noqa: E402
     ARTICLES,
     CLITICS,
     NEGATIONS,
@@ -43,7 +43,7 @@ from mwemt.preprocess.aligned_testset import (  # noqa: E402
     aligned_reference,
     filter_reason,
 )
-from mwemt.preprocess.mwe_table import MweTranslationTable, mwe_key  # noqa: E402
+from mwemt.testsets.mwe_table import MweTranslationTable, mwe_key  # noqa: E402
 from mwemt.preprocess.tokenize import detokenize  # noqa: E402
 
 

@@ -5,8 +5,8 @@
 that rule on the TED annotation of Monti et al., where people wrote every MWE's translation
 (``mwe_ref_it``) by hand. For each adjudicated (``FINAL``) MWE located in its source sentence (the
 locator of `mwemt testset from-ted`), we align the whole TED test set (source and reference, as
-tokenized in the data) with `mwemt.preprocess.align`, plus extra parallel text, derive the MWE's
-translation with `mwemt.preprocess.aligned_testset` (same filters as the builder) and compare it
+tokenized in the data) with `mwemt.testsets.align`, plus extra parallel text, derive the MWE's
+translation with `mwemt.testsets.aligned` (same filters as the builder) and compare it
 with the human translation.
 
 Comparison: both sides are Moses-tokenized (Italian; TED's "all' inizio" read as "all'inizio"),
@@ -52,15 +52,15 @@ sys.path.insert(0, str(ROOT))
 from mwemt.evaluate.function_words import stop_list  # noqa: E402
 from mwemt.evaluate.mwe_score import word_pieces  # noqa: E402
 from mwemt.fileio import read_lines, write_lines, write_text  # noqa: E402
-from mwemt.preprocess.align import SYMMETRIZATIONS, AlignConfig, align_directional, read_extra  # noqa: E402
-from mwemt.preprocess.aligned_testset import (  # noqa: E402
+from mwemt.testsets.align import SYMMETRIZATIONS, AlignConfig, align_directional, read_extra  # noqa: E402
+from mwemt.testsets.aligned import (  # noqa: E402
     ReferenceFilters,
     SpanRules,
     aligned_reference,
     filter_reason,
 )
-from mwemt.preprocess.mwe_table import MweTranslationTable, mwe_key, read_dictionary  # noqa: E402
-from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs  # noqa: E402
+from mwemt.testsets.mwe_table import MweTranslationTable, mwe_key, read_dictionary  # noqa: E402
+from mwemt.testsets.testset import build_ted_testset, read_ted_pairs  # noqa: E402
 from mwemt.preprocess.tokenize import tokenize  # noqa: E402
 from mwemt.provenance import manifest, write_json  # noqa: E402
 

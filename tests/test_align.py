@@ -9,7 +9,7 @@ import pytest
 
 from mwemt.cli import main
 from mwemt.errors import MwemtError
-from mwemt.preprocess.align import (
+from mwemt.testsets.align import (
     MAX_TOKENS,
     AlignConfig,
     AlignmentCache,

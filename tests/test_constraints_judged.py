@@ -21,7 +21,7 @@ NMT = FIXTURES / "nmt"
 
 def table_with_both_sources():
     """An MWE whose translation alignment attests 3 times and the dictionary lists too."""
-    from mwemt.preprocess.mwe_table import MweTranslationTable
+    from mwemt.testsets.mwe_table import MweTranslationTable
 
     table = MweTranslationTable()
     table.add("take care of", ["curare"], 3)
@@ -66,7 +66,7 @@ class Counts:
 @requires_nmt
 def test_candidates_rank_by_count_then_target_frequency_never_the_alphabet():
     from mwemt.nmt.constraints import CandidateFinder, ConstraintOptions, TargetFrequency
-    from mwemt.preprocess.mwe_table import MweTranslationTable
+    from mwemt.testsets.mwe_table import MweTranslationTable
 
     table = MweTranslationTable()
     table.add_dictionary([("washing machine", "lavabiancheria"), ("washing machine", "lavatrice"),
@@ -102,7 +102,7 @@ def test_only_mwes_in_context_are_constrained():
     """The bundled MWE-in-context classifier reads *going to* + verb as no *go to*; without it, every table
     match would be constrained."""
     from mwemt.nmt.constraints import CandidateFinder, ConstraintOptions, TargetFrequency
-    from mwemt.preprocess.mwe_table import MweTranslationTable
+    from mwemt.testsets.mwe_table import MweTranslationTable
 
     table = MweTranslationTable()
     table.add("go to", ["andare", "a"], 19)
@@ -206,7 +206,7 @@ def test_judged_constraints_accept_within_the_threshold_only(baseline, batch_siz
 def test_nothing_is_forced_where_the_first_pass_has_a_candidate(baseline):
     from mwemt.nmt.constraints import ConstraintOptions, constrained_translate
     from mwemt.nmt.translate import Translator
-    from mwemt.preprocess.mwe_table import MweTranslationTable
+    from mwemt.testsets.mwe_table import MweTranslationTable
 
     tr = Translator.load(baseline)
     lines = ["Anna thinks about the baby .", "My sister looks at the house in the ivory tower ."]

@@ -102,7 +102,7 @@ def test_loader_locates_bad_lengths(fixtures, tmp_path):
 def test_statistics_give_todays_scores_on_ted(shared, fixtures):
     """The MT output of the Zaninello TED test set, scored before the statistics API."""
     from mwemt.evaluate.tesla import CompositionalityTable
-    from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs
+    from mwemt.testsets.testset import build_ted_testset, read_ted_pairs
 
     pairs = shared / "testsets/zaninello-en-it/derived/test_ted.mwe_pairs.tsv"
     items, _ = build_ted_testset(read_ted_pairs(pairs, annotator="FINAL"))

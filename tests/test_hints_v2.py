@@ -16,7 +16,7 @@ from mwemt.preprocess.hints import (
     hint_training_lines,
 )
 from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.preprocess.mwe_table import MweTranslationTable
+from mwemt.testsets.mwe_table import MweTranslationTable
 from mwemt.records import AnnotatedSentence, Mwe
 from mwemt.schema import to_plain
 from tests.conftest import FIXTURES

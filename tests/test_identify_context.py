@@ -350,7 +350,7 @@ def test_test_parts_ignore_the_mwe_reading_probability():
 
     from mwemt.preprocess.filters import FilterModel
     from mwemt.preprocess.mwe_context import MweContextModel
-    from mwemt.preprocess.testset_build import TestsetBuildConfig, _part_rule
+    from mwemt.testsets.build import TestsetBuildConfig, _part_rule
 
     config = TestsetBuildConfig(idiomatic_below=0.3, idiomatic_confidence=0.5)
     reading = _part_rule([], config, SimpleNamespace(filters=object.__new__(MweContextModel)))

@@ -32,7 +32,7 @@ from mwemt.preprocess.hints import (
     words_match,
 )
 from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.preprocess.mwe_table import MweTranslationTable
+from mwemt.testsets.mwe_table import MweTranslationTable
 from mwemt.records import AnnotatedSentence, Mwe
 
 FIXTURES = Path(__file__).parent / "fixtures" / "augment"

@@ -142,7 +142,7 @@ WANTED = [["soldi"], ["medico", "giardino", "libri"], ["cane"], []]     # matche
 
 
 def constraint_table():
-    from mwemt.preprocess.mwe_table import MweTranslationTable
+    from mwemt.testsets.mwe_table import MweTranslationTable
 
     table = MweTranslationTable()
     table.add("think about", ["soldi"], 3)

@@ -13,7 +13,7 @@ from mwemt.errors import MwemtError
 from mwemt.evaluate.mwe_match import MweMatching
 from mwemt.evaluate.mwe_score import MweScore
 from mwemt.formats import read_testset, write_testset
-from mwemt.preprocess.mwe_table import MweTranslationTable, TableEntry
+from mwemt.testsets.mwe_table import MweTranslationTable, TableEntry
 from mwemt.records import TestItem, TestMwe
 
 

@@ -1,5 +1,5 @@
-"""The MWE translation table (`mwemt.preprocess.mwe_table`) and the complete, minimal reference
-spans of `mwemt.preprocess.aligned_testset` (issue 29, items 3-4), on examples worked by hand."""
+"""The MWE translation table (`mwemt.testsets.mwe_table`) and the complete, minimal reference
+spans of `mwemt.testsets.aligned` (issue 29, items 3-4), on examples worked by hand."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import pytest
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.preprocess.aligned_testset import ReferenceFilters, SpanRules, aligned_reference, filter_reason
-from mwemt.preprocess.mwe_table import MweTranslationTable, TableEntry, mwe_key, read_dictionary, type_key
+from mwemt.testsets.aligned import ReferenceFilters, SpanRules, aligned_reference, filter_reason
+from mwemt.testsets.mwe_table import MweTranslationTable, TableEntry, mwe_key, read_dictionary, type_key
 from mwemt.records import AnnotatedSentence, Mwe, TestMwe
 
 
@@ -169,7 +169,7 @@ def test_function_only_translation_is_dropped_as_unreliable():
 
 
 def test_build_with_a_table_completes_spans_and_attaches_alternatives():
-    from mwemt.preprocess.aligned_testset import build_aligned_testset
+    from mwemt.testsets.aligned import build_aligned_testset
 
     sent = _sent("let 's keep in touch", [((2, 3, 4), "keep in touch")])
     tgt = "restiamo in contatto".split()
@@ -190,7 +190,7 @@ def test_build_with_a_table_completes_spans_and_attaches_alternatives():
 
 
 def test_report_counts_alternatives():
-    from mwemt.preprocess.testset_report import describe_testset, render_markdown
+    from mwemt.testsets.report import describe_testset, render_markdown
     from mwemt.records import TestItem
 
     items = [TestItem("1", "keep in touch", "restiamo in contatto",

@@ -16,7 +16,7 @@ import pytest
 from mwemt.cli import main
 from mwemt.experiments.config import load_config
 from mwemt.formats import write_testset
-from mwemt.preprocess.mwe_table import MweTranslationTable, TableEntry
+from mwemt.testsets.mwe_table import MweTranslationTable, TableEntry
 from mwemt.records import TestItem, TestMwe
 from mwemt.schema import ConfigError
 from tests.conftest import FIXTURES

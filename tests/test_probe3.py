@@ -177,7 +177,7 @@ def test_an_output_and_a_report_at_different_paths_are_both_written(tmp_path, ca
 _SELECT = """
 import json, sys
 from mwemt.formats import TestItem, TestMwe
-from mwemt.preprocess.testset_select import SelectionConfig, select_testset
+from mwemt.testsets.select import SelectionConfig, select_testset
 items = [TestItem(id=str(i), source=f"s{i}", reference=f"r{i}",
                   mwes=[TestMwe(indices=(0,), lemma=f"t{i % 3}", reference="x")]) for i in range(12)]
 chosen, report = select_testset(items, SelectionConfig(max_per_type=int(sys.argv[1]), seed=4))
@@ -201,7 +201,7 @@ def test_a_huge_max_per_type_ends_and_selects_as_a_cap_above_every_count(tmp_pat
 
 def test_a_huge_max_span_factor_is_no_limit_not_an_overflow():
     """--max-span-factor 1e308 (in range: any number above 0) made the span limit inf: int(inf) crashed."""
-    from mwemt.preprocess.aligned_testset import ReferenceFilters
+    from mwemt.testsets.aligned import ReferenceFilters
 
     assert ReferenceFilters(max_span_factor=1e308, max_span_slack=2).max_span(3) > 10**15
     assert ReferenceFilters(max_span_factor=2.0, max_span_slack=2).max_span(3) == 8

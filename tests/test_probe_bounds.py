@@ -92,7 +92,7 @@ def _long_pair(tmp_path, n_chars: int):
 
 
 def test_6_align_refuses_a_too_long_line_before_tokenizing(tmp_path, capsys):
-    from mwemt.preprocess.align import MAX_LINE_CHARS
+    from mwemt.testsets.align import MAX_LINE_CHARS
 
     src, tgt = _long_pair(tmp_path, 200_000)
     started = time.perf_counter()
@@ -105,7 +105,7 @@ def test_6_align_refuses_a_too_long_line_before_tokenizing(tmp_path, capsys):
 
 def _grid_grow_diag_final_and(forward, reverse, n_src, n_tgt):
     """The textbook form, scanning the whole n_src x n_tgt grid on every pass: the oracle."""
-    from mwemt.preprocess.align import _NEIGHBORS
+    from mwemt.testsets.align import _NEIGHBORS
 
     union, links = forward | reverse, set(forward & reverse)
     src_done, tgt_done = {i for i, _ in links}, {j for _, j in links}
@@ -132,7 +132,7 @@ def _grid_grow_diag_final_and(forward, reverse, n_src, n_tgt):
 
 
 def test_6_grow_diag_final_and_is_the_grid_scan_in_time_of_the_links():
-    from mwemt.preprocess.align import grow_diag_final_and
+    from mwemt.testsets.align import grow_diag_final_and
 
     rng = random.Random(3)
     for _ in range(800):
@@ -207,7 +207,7 @@ def test_8_a_seed_in_the_config_file_is_checked_with_its_line(tmp_path, capsys):
 
 def test_14_from_ted_negative_max_gap(tmp_path, capsys):
     from mwemt.errors import MwemtError
-    from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs
+    from mwemt.testsets.testset import build_ted_testset, read_ted_pairs
 
     refused(["testset", "from-ted", "--pairs", str(FIXTURES / "testset" / "pairs.tsv"), "--out",
              str(tmp_path / "t.jsonl"), "--max-gap", "-1"], capsys, "argument --max-gap: expected an integer ≥ 0")

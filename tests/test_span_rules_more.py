@@ -1,4 +1,4 @@
-"""The span rules added to `mwemt.preprocess.aligned_testset` after the second hand check of issue 29:
+"""The span rules added to `mwemt.testsets.aligned` after the second hand check of issue 29:
 clitic clusters, negation split as "'t", modal negations, fused tenses, cognates, linking gaps and
 edge trimming. Each example is a Tatoeba pair with the links the aligner gave it, worked by hand."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from mwemt.preprocess.align import parse_pharaoh
-from mwemt.preprocess.aligned_testset import SpanRules, aligned_reference
+from mwemt.testsets.align import parse_pharaoh
+from mwemt.testsets.aligned import SpanRules, aligned_reference
 
 
 def ref(src: str, tgt: str, links: str, mwe: tuple[int, ...], rules: SpanRules | None = None,

@@ -9,7 +9,7 @@ import pytest
 from mwemt.cli import main
 from mwemt.errors import InputError
 from mwemt.formats import read_testset
-from mwemt.preprocess.testset import (
+from mwemt.testsets.testset import (
     PAIRS_COLUMNS,
     Pattern,
     TokenMatcher,

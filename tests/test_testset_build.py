@@ -9,7 +9,7 @@ import pytest
 
 from mwemt.cli import main
 from mwemt.formats import read_testset
-from mwemt.preprocess.aligned_testset import (
+from mwemt.testsets.aligned import (
     ReferenceFilters,
     aligned_reference,
     build_aligned_testset,

@@ -10,8 +10,8 @@ import pytest
 from mwemt.cli import main
 from mwemt.errors import InputError
 from mwemt.formats import read_testset, write_testset
-from mwemt.preprocess.testset_report import describe_testset, render_markdown
-from mwemt.preprocess.testset_select import (
+from mwemt.testsets.report import describe_testset, render_markdown
+from mwemt.testsets.select import (
     PartRule,
     SelectionConfig,
     assign_parts,
@@ -271,7 +271,7 @@ def test_mwe_score_on_each_part():
 
 
 def test_coarse_categories():
-    from mwemt.preprocess.testset_report import coarse_category
+    from mwemt.testsets.report import coarse_category
 
     assert [coarse_category(c) for c in ("verb.motion", "noun.artifact", "adv.all", "adj.pert", "VID",
                                          "LVC.full", "NotMWE", "")] == \

@@ -15,7 +15,7 @@ Built right (issue 30), a pair must pass three more filters, each optional and c
 
 - ``drop_identical``: a pair whose two sides are the same text (casefolded) carries no translation
   knowledge (MultiWordNet lists Latin taxa such as *Barbarea vulgaris* on both sides);
-- ``sense_filter`` (an `MweTranslationTable`, `mwemt.preprocess.mwe_table`): a pair is kept only when
+- ``sense_filter`` (an `MweTranslationTable`, `mwemt.testsets.mwe_table`): a pair is kept only when
   its translation is attested with the MWE in parallel text: the table lists, for the pair's source
   MWE type, a translation found by alignment (at least ``sense_min_count`` times) that contains the
   pair's translation approximately (`mwemt.preprocess.hints.phrase_match`: content words in order,
@@ -45,7 +45,7 @@ from mwemt.augment.corpus import check_new_prefix, corpus_path, read_corpus, wri
 from mwemt.augment.ratio import Choice, achieved_ratio, check_ratio, choose, requested_pairs
 from mwemt.errors import MwemtError
 from mwemt.preprocess.lemmatize import Lemmatizer, get_lemmatizer
-from mwemt.preprocess.mwe_table import read_dictionary
+from mwemt.testsets.mwe_table import read_dictionary
 from mwemt.preprocess.tokenize import detokenize, tokenize
 from mwemt.provenance import manifest, write_json
 
@@ -87,7 +87,7 @@ FORMS = ("entries", "sentences", "both")
 
 def read_dictionary_pairs(path: str | Path, fmt: str = "auto", dict_side: str = "source") -> list[DictPair]:
     """Expand every dictionary row into its synonym pairs (source split on ``;`` too, for bilingual rows),
-    with the line each came from: `mwemt.preprocess.mwe_table.read_dictionary` (the one dictionary
+    with the line each came from: `mwemt.testsets.mwe_table.read_dictionary` (the one dictionary
     reader), MultiWordNet's gap marks kept so that `prepare_pairs` counts them.
 
     ``dict_side`` says which dictionary column holds the corpus source language: ``source`` (the
@@ -193,7 +193,7 @@ def attested(pair: PreparedPair, table, config: DictionaryConfig, lemma=None) ->
     contains the pair's translation approximately (`mwemt.preprocess.hints.phrase_match`, with the
     target-language one-word ``lemma`` function)?"""
     from mwemt.preprocess.hints import phrase_match
-    from mwemt.preprocess.mwe_table import translation_tokens, type_key
+    from mwemt.testsets.mwe_table import translation_tokens, type_key
 
     found = table.translations(type_key(pair.source), min_count=config.sense_min_count, sources={"aligned"})
     if not found:

@@ -35,7 +35,7 @@ more than 16,384 characters is refused, with its file and line, before any work.
 
 def add_aligner_arguments(p: argparse.ArgumentParser) -> None:
     """Extra parallel text, eflomal settings and the cache: shared by `align` and `testset build`."""
-    from mwemt.preprocess.align import DEFAULT_SYMMETRIZATION, SYMMETRIZATIONS, AlignConfig
+    from mwemt.testsets.align import DEFAULT_SYMMETRIZATION, SYMMETRIZATIONS, AlignConfig
 
     g = p.add_argument_group("alignment")
     g.add_argument("--extra", nargs=2, metavar=("SRC", "TGT"),
@@ -57,7 +57,7 @@ def aligner_settings(args: argparse.Namespace):
     """(AlignConfig, cache directory or None) from the arguments of `add_aligner_arguments`."""
     import logging
 
-    from mwemt.preprocess.align import AlignConfig, default_cache_dir
+    from mwemt.testsets.align import AlignConfig, default_cache_dir
 
     logging.getLogger("eflomal").setLevel(logging.WARNING)  # it logs every preparation step at INFO
     config = AlignConfig(samplers=args.samplers)
@@ -67,7 +67,7 @@ def aligner_settings(args: argparse.Namespace):
 
 def read_extra_args(args: argparse.Namespace, src_lang: str, tgt_lang: str):
     """The extra parallel text as (source token lists, target token lists), or None."""
-    from mwemt.preprocess.align import read_extra, tokenize_side
+    from mwemt.testsets.align import read_extra, tokenize_side
 
     if args.extra and args.extra_tsv:
         raise MwemtError("give --extra SRC TGT or --extra-tsv FILE, not both")
@@ -145,7 +145,7 @@ def check_input_lengths(args: argparse.Namespace, src_lines: list[str], tgt_line
     """Refuse a line over `MAX_LINE_CHARS` characters before any work: eflomal could not align it anyway
     (at most `MAX_TOKENS` tokens), and tokenizing and aligning it only costs time."""
     from mwemt.fileio import check_line_lengths
-    from mwemt.preprocess.align import MAX_LINE_CHARS, MAX_TOKENS
+    from mwemt.testsets.align import MAX_LINE_CHARS, MAX_TOKENS
 
     why = f"eflomal aligns sentences of at most {MAX_TOKENS} tokens"
     src_path = args.tsv or args.testset or args.src
@@ -156,7 +156,7 @@ def check_input_lengths(args: argparse.Namespace, src_lines: list[str], tgt_line
 
 def run(args: argparse.Namespace) -> int:
     from mwemt.fileio import write_lines
-    from mwemt.preprocess.align import align_directional, format_pharaoh, signature, tokenize_side
+    from mwemt.testsets.align import align_directional, format_pharaoh, signature, tokenize_side
     from mwemt.provenance import manifest, write_json
 
     src_lines, tgt_lines, _ = read_input_pairs(args)

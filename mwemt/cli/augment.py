@@ -98,7 +98,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="keep a pair only when --table attests its translation for the MWE by alignment of "
                         "parallel text (approximately: inflection allowed)")
     d.add_argument("--table", metavar="TABLE", default=None,
-                   help="MWE translation table (JSONL, mwemt.preprocess.mwe_table) for --sense-filter")
+                   help="MWE translation table (JSONL, mwemt.testsets.mwe_table) for --sense-filter")
     d.add_argument("--sense-min-count", type=non_negative_int(), default=1, metavar="N",
                    help="least alignment count of the attesting translation (default: %(default)s)")
     d.add_argument("--form", default="entries", choices=FORMS,
@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
             raise MwemtError(f"--form {args.form} needs --pool (parallel text that is not training data)")
         table = None
         if args.table:
-            from mwemt.preprocess.mwe_table import MweTranslationTable
+            from mwemt.testsets.mwe_table import MweTranslationTable
 
             table = MweTranslationTable.read(args.table)
         m = augment_with_dictionary(args.dict, args.train, args.out, config, progress=progress, table=table,

@@ -62,7 +62,7 @@ found in the source are listed on stderr, in the report and in meta.unlocated.""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    from mwemt.preprocess.testset import DEFAULT_MAX_GAP
+    from mwemt.testsets.testset import DEFAULT_MAX_GAP
 
     p.epilog = BUILD_EPILOG + "\n\n" + EPILOG
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -73,7 +73,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         epilog=BUILD_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter))
     _configure_table(sub.add_parser(
         "table", help="MWE translation table: each MWE type's translations in parallel text (+ a dictionary)",
-        description="Build an MWE translation table (mwemt.preprocess.mwe_table): annotate the source side "
+        description="Build an MWE translation table (mwemt.testsets.mwe_table): annotate the source side "
                     "with an MWE lexicon, align the pairs, count each MWE type's aligned translations, and add "
                     "a bilingual dictionary's translations. The table feeds --mwe-alternatives table in "
                     "`mwemt score`, term use and LiTER.",
@@ -145,7 +145,7 @@ def _run_table(args: argparse.Namespace) -> int:
 
     from mwemt.cli.align import aligner_settings, extra_inputs, read_extra_args
     from mwemt.errors import MwemtError
-    from mwemt.preprocess.mwe_table import MweTranslationTable, build_table, read_dictionary
+    from mwemt.testsets.mwe_table import MweTranslationTable, build_table, read_dictionary
     from mwemt.provenance import file_record, manifest, write_json
 
     started = time.perf_counter()
@@ -192,7 +192,7 @@ def _run_table(args: argparse.Namespace) -> int:
 
 def _configure_build(b: argparse.ArgumentParser) -> None:
     from mwemt.cli.align import add_aligner_arguments
-    from mwemt.preprocess.aligned_testset import ReferenceFilters
+    from mwemt.testsets.aligned import ReferenceFilters
 
     src = b.add_argument_group("input (--src and --tgt, or --tsv)")
     src.add_argument("--src", help="source sentences, one per line (raw text unless --pretokenized)")
@@ -276,9 +276,9 @@ def _build_config(args: argparse.Namespace):
     """The `TestsetBuildConfig` of the arguments, and the alignment cache directory (or None)."""
     from mwemt.cli.align import aligner_settings
     from mwemt.errors import MwemtError
-    from mwemt.preprocess.aligned_testset import ReferenceFilters
-    from mwemt.preprocess.testset_build import TestsetBuildConfig
-    from mwemt.preprocess.testset_select import SelectionConfig
+    from mwemt.testsets.aligned import ReferenceFilters
+    from mwemt.testsets.build import TestsetBuildConfig
+    from mwemt.testsets.select import SelectionConfig
 
     if args.max_per_type < 0 or (args.select is not None and args.select < 0):
         raise MwemtError("--max-per-type and --select must be >= 0")
@@ -303,8 +303,8 @@ def _run_build(args: argparse.Namespace) -> int:
     from mwemt.cli.align import extra_inputs, read_extra_args
     from mwemt.fileio import atomic_write, read_lines
     from mwemt.formats import read_compositionality, write_testset
-    from mwemt.preprocess.testset_build import build_testset
-    from mwemt.preprocess.testset_report import render_markdown
+    from mwemt.testsets.build import build_testset
+    from mwemt.testsets.report import render_markdown
     from mwemt.provenance import manifest, write_json
 
     started = time.perf_counter()
@@ -318,7 +318,7 @@ def _run_build(args: argparse.Namespace) -> int:
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
     table = None
     if args.table:
-        from mwemt.preprocess.mwe_table import MweTranslationTable
+        from mwemt.testsets.mwe_table import MweTranslationTable
 
         table = MweTranslationTable.read(args.table)
     built = build_testset(rows, annotator, config, extra=extra, cache_dir=cache, compositionality=comp,
@@ -361,7 +361,7 @@ def _run_from_ted(args: argparse.Namespace) -> int:
     from mwemt.errors import MwemtError
     from mwemt.fileio import read_lines
     from mwemt.formats import write_testset
-    from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs
+    from mwemt.testsets.testset import build_ted_testset, read_ted_pairs
     from mwemt.provenance import manifest, write_json
 
     if args.all_sentences and not (args.ted_source and args.ted_reference):

@@ -84,7 +84,7 @@ class Liter(RatioMetric):
             raise MwemtError("metric 'liter' needs a bilingual dictionary (--dictionary, e.g. en-ita.multiwordnet.tsv)")
         from pathlib import Path
 
-        from mwemt.preprocess.mwe_table import read_dictionary
+        from mwemt.testsets.mwe_table import read_dictionary
 
         refs = [it.reference for it in inputs.testset] if inputs is not None and inputs.testset is not None else None
         return cls(word_dictionary(read_dictionary(options.dictionary, options.dictionary_format, min_words=1)), options.lang,

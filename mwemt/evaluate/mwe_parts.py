@@ -2,7 +2,7 @@
 
 A test built by `mwemt testset build` puts each MWE in the idiomatic part (low predicted
 compositionality, or identification confident that the occurrence is idiomatic) or the literal part
-(the look-alikes a model can get right word by word; see `mwemt.preprocess.testset_select`). The
+(the look-alikes a model can get right word by word; see `mwemt.testsets.select`). The
 MWE-aware methods are meant for the first, so a researcher needs the score there on its own, with
 its own paired bootstrap. These metrics are the MWE score with every other MWE left out, so they
 share its matching, its statistics and its signature (with the part added).

@@ -4,7 +4,7 @@ hypothesis uses for each source MWE come to the MWE's reference translation.
 Why alignment: the published score looks for the closest hypothesis word to each reference word
 anywhere in the sentence, so a word of the reference translation that turns up elsewhere earns
 credit. By default the hypothesis is word-aligned to the source sentence with the project's one
-aligner (`mwemt.preprocess.align`, eflomal, cached), and each MWE is scored only against the
+aligner (`mwemt.testsets.align`, eflomal, cached), and each MWE is scored only against the
 hypothesis words aligned to its source tokens (``align="eflomal"``), and the first place where
 its reference translation itself occurs in the hypothesis (its words in a row, each run of a
 discontinuous reference in order; signature ``span:ref``), so that a hypothesis identical to its
@@ -65,7 +65,7 @@ from mwemt.evaluate.mwe_compat import COMPAT_MODES, compat_sentence
 from mwemt.evaluate.mwe_match import MweMatching, WordMatcher
 from mwemt.evaluate.registry import MetricOptions, register_metric
 from mwemt.fileio import atomic_write, iter_lines
-from mwemt.preprocess.align import SYMMETRIZATIONS, AlignConfig, eflomal_version
+from mwemt.testsets.align import SYMMETRIZATIONS, AlignConfig, eflomal_version
 from mwemt.preprocess.tokenize import split_apostrophes, tokenize
 from mwemt.records import TestMwe
 
@@ -73,7 +73,7 @@ AVERAGES = ("sentence", "mwe")
 ALIGN_MODES = ("eflomal", "none")
 # Where an MWE's acceptable translations besides its reference come from (``alternatives``):
 # none (the single reference), the test set's own (TestMwe.alternatives), or those plus an MWE
-# translation table's (mwemt.preprocess.mwe_table) for the MWE's type.
+# translation table's (mwemt.testsets.mwe_table) for the MWE's type.
 ALTERNATIVE_MODES = ("none", "testset", "table")
 Alignment = Sequence[tuple[int, int]]
 
@@ -102,7 +102,7 @@ class AlignmentError(ValueError):
 class MweAlignSettings:
     """How the MWE score gets its alignments when none are given.
 
-    ``mode``: ``eflomal`` (align each hypothesis to its source with `mwemt.preprocess.align.align`)
+    ``mode``: ``eflomal`` (align each hypothesis to its source with `mwemt.testsets.align.align`)
     or ``none`` (no alignment: search the whole hypothesis). ``extra``: extra parallel text
     (source token lists, target token lists) for the aligner's statistics, named in the signature
     by ``extra_name``. ``cache_dir``: the alignment cache (None: no cache). ``config`` and
@@ -334,7 +334,7 @@ class MweScore(RatioMetric):
         precision = options.mwe_precision if options.mwe_precision is not None else DEFAULT_PRECISION
         align = options.mwe_align
         if align == "eflomal":  # front ends share the alignment cache: reruns read the same links
-            from mwemt.preprocess.align import default_cache_dir
+            from mwemt.testsets.align import default_cache_dir
 
             align = MweAlignSettings(cache_dir=default_cache_dir())
         table = None
@@ -342,7 +342,7 @@ class MweScore(RatioMetric):
         if alternatives == "table":
             if not options.mwe_table:
                 raise MwemtError("--mwe-alternatives table needs --mwe-table FILE (`mwemt testset table`)")
-            from mwemt.preprocess.mwe_table import MweTranslationTable
+            from mwemt.testsets.mwe_table import MweTranslationTable
 
             table = MweTranslationTable.read(options.mwe_table)
         return cls(options.lang, case_sensitive=options.mwe_case_sensitive, average=options.mwe_average,
@@ -397,7 +397,7 @@ class MweScore(RatioMetric):
         by the project's aligner, and facts for ``info``. A sentence the aligner skips (an empty
         side, or longer than eflomal's limit) gets None: its MWEs are searched in the whole
         hypothesis, and ``alignment_skipped`` counts them."""
-        from mwemt.preprocess.align import align_directional, cache_key
+        from mwemt.testsets.align import align_directional, cache_key
 
         src = [s.split() for s in sources]
         config = self.align.config or DEFAULT_ALIGN_CONFIG
@@ -491,7 +491,7 @@ class MweScore(RatioMetric):
             return ()
         out = list(getattr(mwe, "alternatives", ()))
         if self.table is not None:
-            from mwemt.preprocess.mwe_table import mwe_key
+            from mwemt.testsets.mwe_table import mwe_key
 
             out += [e.text for e in self.table.translations(mwe_key(mwe), min_count=self.table_min_count)]
         return tuple(dict.fromkeys(a for a in out if a != mwe.reference))

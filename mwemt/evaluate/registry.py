@@ -65,9 +65,9 @@ class MetricOptions:
     mwe_compat: str | None = None  # "zaninello2020": the published scorer's rules
     # "none" (single reference), "testset" (the test items' alternatives) or "table" (those and --mwe-table's)
     mwe_alternatives: str = "none"
-    mwe_table: str | None = None  # an MWE translation table (mwemt.preprocess.mwe_table), JSONL
+    mwe_table: str | None = None  # an MWE translation table (mwemt.testsets.mwe_table), JSONL
     mwe_table_min_count: int = 1  # least alignment count of a table translation that counts (dictionary: always)
-    dictionary: str | None = None  # bilingual dictionary (LiTER's blocklist; mwemt.preprocess.mwe_table.read_dictionary)
+    dictionary: str | None = None  # bilingual dictionary (LiTER's blocklist; mwemt.testsets.mwe_table.read_dictionary)
     dictionary_format: str = "auto"  # auto, bilingual or wn-aligned
     terms: str | None = None  # term use: an MWE translation table, or a source<TAB>target terms file
     term_match: str = "exact"  # term use matching: "exact" (tokens) or "lemma" (inflection-tolerant)

@@ -2,7 +2,7 @@
 2019, "Training Neural Machine Translation to Apply Terminology Constraints", ACL: term usage rate).
 
 Each source MWE of the test set has *given translations*: those of an MWE translation table
-(`mwemt.preprocess.mwe_table`, `mwemt testset table`; every entry attested at least
+(`mwemt.testsets.mwe_table`, `mwemt testset table`; every entry attested at least
 ``min_count`` times, dictionary entries always) or of a terms file (``source<TAB>target`` lines,
 one per translation). The MWE's term is *used* when the hypothesis contains one of its given
 translations; term use is the percentage of MWEs (with at least one given translation) whose term
@@ -40,7 +40,7 @@ def read_terms(path: str | Path, lang: str = "it", min_count: int = 1) -> dict[s
     """MWE type key -> its given translations (token tuples), from an MWE translation table (JSONL,
     recognized by its header) or a ``source<TAB>target`` terms file (errors name file and line)."""
     from mwemt.fileio import iter_lines
-    from mwemt.preprocess.mwe_table import TABLE_FORMAT, MweTranslationTable, translation_tokens, type_key
+    from mwemt.testsets.mwe_table import TABLE_FORMAT, MweTranslationTable, translation_tokens, type_key
 
     first = next(iter(iter_lines(path)), "")
     if first.lstrip().startswith("{") and TABLE_FORMAT in first:
@@ -75,7 +75,7 @@ class TermUse(RatioMetric):
                  lemmatizer: str = "simplemma", terms_name: str = "", min_count: int = 1) -> None:
         if match not in TERM_MATCHES:
             raise MwemtError(f"term matching must be one of {', '.join(TERM_MATCHES)}, not {match!r}")
-        from mwemt.preprocess.mwe_table import type_key
+        from mwemt.testsets.mwe_table import type_key
 
         self.terms = {type_key(k): tuple(tuple(t.lower() for t in v) for v in vs) for k, vs in terms.items()}
         self.lang, self.match = lang, match
@@ -153,7 +153,7 @@ class TermUse(RatioMetric):
 
     def sentence_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[TestMwe]], **kwargs) -> SentenceStats:
         """One row per sentence (terms used, MWEs with terms)."""
-        from mwemt.preprocess.mwe_table import mwe_key
+        from mwemt.testsets.mwe_table import mwe_key
 
         if len(hyps) != len(refs):
             raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} test-set sentences")

@@ -123,7 +123,7 @@ class DataConfig:
                                                                  "translation sentences; the tesla metrics")
     target_lexicon_format: str = setting("auto", choices=LEXICON_FORMATS, help="format of `target_lexicon`")
     mwe_table: str | None = setting(None, path="file", doc_default="built in the run",
-                                    help="MWE translation table (JSONL, `mwemt.preprocess.mwe_table`) for inline hints "
+                                    help="MWE translation table (JSONL, `mwemt.testsets.mwe_table`) for inline hints "
                                          "and the dictionary's sense filter; by default built in the run from the "
                                          "training pairs (word alignment of `lexicon`'s MWEs) plus `dictionary`")
 
@@ -141,7 +141,7 @@ class DataConfig:
 @dataclass(frozen=True)
 class TestBuildConfig:
     """An MWE test built inside the run as `mwemt testset build` builds one
-    (`mwemt.preprocess.testset_build`): the lexicon's MWEs in the test pairs, their reference
+    (`mwemt.testsets.build`): the lexicon's MWEs in the test pairs, their reference
     translations by word alignment, a diverse selection that shares no sentence (nor a near-duplicate)
     with the training data, and an idiomatic/literal part per MWE. MWEs are identified as the systems
     identify them: with the run's `preprocess` section (lemmatizer, max_gap, identification filters)."""
@@ -202,7 +202,7 @@ class TestConfig:
     reference: str | None = setting(None, path="file", help="reference translations, line-aligned with `source`")
     testset: str | None = setting(None, path="file", help="MWE-annotated test set (JSONL, `mwemt testset`)")
     from_ted: str | None = setting(None, path="file", help="the TED MWE annotation (pairs TSV), converted by "
-                                                           "`mwemt.preprocess.testset`; with `source` and "
+                                                           "`mwemt.testsets.testset`; with `source` and "
                                                            "`reference` as the TED text")
     compositionality: str | None = setting(None, path="file", help="mwe<TAB>score TSV for tesla-comp")
     build: TestBuildConfig | None = setting(None, help="build an MWE test from `source` and `reference` (or "

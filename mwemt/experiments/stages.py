@@ -19,7 +19,7 @@ from mwemt.experiments.config import BacktranslationOptions, DictionaryOptions, 
 from mwemt.fileio import iter_parallel, read_lines, write_lines
 from mwemt.nmt.config import PrepareConfig
 from mwemt.nmt.train import FairseqJob
-from mwemt.preprocess.aligned_testset import SpanRules
+from mwemt.testsets.aligned import SpanRules
 from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig, PreprocessConfig
 from mwemt.preprocess.hints import HintConfig, is_hint_encoding
 from mwemt.preprocess.subword import SubwordConfig
@@ -99,7 +99,7 @@ def corpus_stage(ctx) -> dict:
 
 @dataclass(frozen=True)
 class TestBuildSection:
-    """How an MWE test set is built inside the run (`mwemt.preprocess.testset_build`)."""
+    """How an MWE test set is built inside the run (`mwemt.testsets.build`)."""
 
     __test__ = False  # not a pytest class
 
@@ -157,11 +157,11 @@ def build_testset_stage(ctx, c: TestBuildSection, lowercase: bool):
     """The items of a ``tests.NAME.build`` test: `mwemt testset build` on the test pairs, selected
     against the training pairs; writes README.md (the test's report) and build.json."""
     from mwemt.formats import read_compositionality
-    from mwemt.preprocess.align import AlignConfig, default_cache_dir, tokenize_side
+    from mwemt.testsets.align import AlignConfig, default_cache_dir, tokenize_side
     from mwemt.preprocess.annotate import build_annotator
-    from mwemt.preprocess.testset_build import TestsetBuildConfig, build_testset
-    from mwemt.preprocess.testset_report import render_markdown
-    from mwemt.preprocess.testset_select import SelectionConfig
+    from mwemt.testsets.build import TestsetBuildConfig, build_testset
+    from mwemt.testsets.report import render_markdown
+    from mwemt.testsets.select import SelectionConfig
 
     def cased(lines: list[str]) -> list[str]:
         return [x.lower() for x in lines] if lowercase else lines
@@ -183,7 +183,7 @@ def build_testset_stage(ctx, c: TestBuildSection, lowercase: bool):
     rest = read_lines(ctx.inputs["rest_tgt"]) if "rest_tgt" in ctx.inputs else []
     table = None
     if "table" in ctx.inputs:   # `build.table`: completes partial alignments; each MWE's alternatives
-        from mwemt.preprocess.mwe_table import MweTranslationTable
+        from mwemt.testsets.mwe_table import MweTranslationTable
 
         table = MweTranslationTable.read(ctx.inputs["table"])
     built = build_testset([(k, s, t) for k, (s, t) in enumerate(zip(src, tgt), 1)], annotator, config,
@@ -192,7 +192,7 @@ def build_testset_stage(ctx, c: TestBuildSection, lowercase: bool):
                           progress=lambda msg: print(f"  {ctx.system}: {msg}", flush=True), table=table)
     with_alts = sum(1 for it in built.items for m in it.mwes if m.alternatives)
     n_mwes = sum(len(it.mwes) for it in built.items)
-    notes = [f"Built inside `mwemt run` by `mwemt.preprocess.testset_build` from {len(src):,} held-out pairs; "
+    notes = [f"Built inside `mwemt run` by `mwemt.testsets.build` from {len(src):,} held-out pairs; "
              f"annotator {annotator.signature}; {built.alignment_signature}.",
              built.selection.summary() + "." if built.selection else "",
              f"MWE translation table {table.signature()}: {with_alts:,} of {n_mwes:,} MWEs carry alternatives."
@@ -216,7 +216,7 @@ def testdata_stage(ctx) -> dict:
     elif "testset" in ctx.inputs:
         items = read_testset(ctx.inputs["testset"])
     elif "from_ted" in ctx.inputs:
-        from mwemt.preprocess.testset import build_ted_testset, read_ted_pairs
+        from mwemt.testsets.testset import build_ted_testset, read_ted_pairs
 
         rows = read_ted_pairs(ctx.inputs["from_ted"], annotator=c.annotator)
         ted_src = read_lines(ctx.inputs["source"]) if "source" in ctx.inputs else None
@@ -288,7 +288,7 @@ def dictionary_stage(ctx) -> dict:
                             max_sentences_per_pair=o.max_sentences_per_pair, allow_repeat=o.allow_repeat)
     table = None
     if o.sense_filter:
-        from mwemt.preprocess.mwe_table import MweTranslationTable
+        from mwemt.testsets.mwe_table import MweTranslationTable
 
         table = MweTranslationTable.read(ctx.inputs["table"])
     pool = None
@@ -364,7 +364,7 @@ def backtranslation_real_stage(ctx) -> dict:
 
 @dataclass(frozen=True)
 class MweTableSection:
-    """The MWE translation table of a run (`mwemt.preprocess.mwe_table`): the training pairs aligned
+    """The MWE translation table of a run (`mwemt.testsets.mwe_table`): the training pairs aligned
     (eflomal), each source MWE's aligned translation counted, the dictionary's translations added."""
 
     src_lang: str
@@ -379,9 +379,9 @@ class MweTableSection:
 def mwe_table_stage(ctx) -> dict:
     """Annotate the training sources with the lexicon, align the pairs (eflomal, its cache), build
     the table from the alignment (`MweTranslationTable.build_from_alignment`) and add the dictionary."""
-    from mwemt.preprocess.align import AlignConfig, align, default_cache_dir, tokenize_side
+    from mwemt.testsets.align import AlignConfig, align, default_cache_dir, tokenize_side
     from mwemt.preprocess.annotate import build_annotator
-    from mwemt.preprocess.mwe_table import MweTranslationTable, read_dictionary
+    from mwemt.testsets.mwe_table import MweTranslationTable, read_dictionary
 
     c: MweTableSection = ctx.config
     annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side,
@@ -675,7 +675,7 @@ def mwe_flags_stage(ctx) -> dict:
     from mwemt.formats import normalize_mwe, read_compositionality
     from mwemt.preprocess.annotate import annotate_pairs, build_annotator
     from mwemt.preprocess.encode import decode_iob
-    from mwemt.preprocess.testset_select import lower_tertile
+    from mwemt.testsets.select import lower_tertile
 
     c: MweFlagsSection = ctx.config
     annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side,

@@ -41,8 +41,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.preprocess.mwe_table import GAP, MweTranslationTable, type_key
-from mwemt.preprocess.mwe_table import SOURCES as TABLE_SOURCES
+from mwemt.testsets.mwe_table import GAP, MweTranslationTable, type_key
+from mwemt.testsets.mwe_table import SOURCES as TABLE_SOURCES
 
 # fairseq's lexically constrained beam search (Post & Vilar 2018): every constraint anywhere, or in order
 CONSTRAINT_ORDERS = ("unordered", "ordered")
@@ -135,7 +135,7 @@ def _parts(words: Sequence[str], capitalize: bool) -> list[tuple[str, ...]]:
 
 
 class TableConstraints:
-    """Target constraints from an MWE translation table (`mwemt.preprocess.mwe_table`), forced as the table
+    """Target constraints from an MWE translation table (`mwemt.testsets.mwe_table`), forced as the table
     says (constraint modes ``unordered`` and ``ordered``: the reference point of judged constraints).
 
     The MWEs are found in the source with the table's own multi-word keys as the lexicon, lemmatized as the

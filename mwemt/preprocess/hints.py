@@ -6,7 +6,7 @@ MWE's last word. "She took care of the dog" with the hint *prendersi cura di* fo
 
     She|0 took|1 care|1 of|1 prendersi|2 cura|2 di|2 the|0 dog|0
 
-The hint comes from the MWE translation table (`mwemt.preprocess.mwe_table`: translations attested
+The hint comes from the MWE translation table (`mwemt.testsets.mwe_table`: translations attested
 by alignment of the training data, plus a bilingual dictionary's), looked up by the MWE's type key:
 
 - **training** (`HintInserter.training_hints`): a seeded share of the sentences (``rate``, about
@@ -201,7 +201,7 @@ def choose_hinted(eligible: Sequence[int], n_sentences: int, rate: float, seed: 
 
 
 class HintInserter:
-    """Hints from an MWE translation table (`mwemt.preprocess.mwe_table.MweTranslationTable`).
+    """Hints from an MWE translation table (`mwemt.testsets.mwe_table.MweTranslationTable`).
 
     ``form``: ``surface`` (the table's words) or ``lemma`` (their lemmas by ``lemmatizer``, a
     target-language `Lemmatizer`, needed then). With a ``lemmatizer``, approximate matching also
@@ -231,7 +231,7 @@ class HintInserter:
     def entries(self, lemma: str) -> list[tuple[tuple[str, ...], frozenset[str]]]:
         """The table's translations of an MWE (its lexicon form), best first, as hints would be written,
         each with its table sources (those of every entry written the same way)."""
-        from mwemt.preprocess.mwe_table import type_key
+        from mwemt.testsets.mwe_table import type_key
 
         found = self._entries.get(lemma)
         if found is not None:
@@ -410,7 +410,7 @@ def annotate_hint_pairs(annotator, pairs: Iterable[tuple[str, str]], tgt_lang: s
 
 def read_table(path):
     """An MWE translation table file (`MweTranslationTable.read`)."""
-    from mwemt.preprocess.mwe_table import MweTranslationTable
+    from mwemt.testsets.mwe_table import MweTranslationTable
 
     return MweTranslationTable.read(path)
 

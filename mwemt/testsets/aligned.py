@@ -1,7 +1,7 @@
 """MWE test sets from any parallel text: lexicon MWEs in the source, their translation by word alignment.
 
 `mwemt testset build` annotates each source sentence with the same `Annotator` as `mwemt annotate`,
-aligns the pairs (`mwemt.preprocess.align`), and takes as each MWE's reference translation the
+aligns the pairs (`mwemt.testsets.align`), and takes as each MWE's reference translation the
 target words aligned to its tokens, in target order:
 
 - the *core* is the set of target words linked to any token of the MWE (punctuation is left out);
@@ -14,7 +14,7 @@ The span is then made complete and minimal (`SpanRules`, issue 29): a negation b
 its auxiliary join ("non era sorpreso" for *was n't surprised*; not a modal's), so does a reflexive
 clitic ("si alza") or a preverbal clitic cluster ("non se ne andrà", "Mi sono sdraiato"); a leading
 article goes unless the source MWE has a determiner, a trailing definite article always ("perso di
-vista", not "perso di vista i"); a known translation of the MWE (an `mwemt.preprocess.mwe_table`
+vista", not "perso di vista i"); a known translation of the MWE (an `mwemt.testsets.mwe_table`
 table: dictionary or training alignment) found where the alignment points completes a partial
 alignment ("restiamo in contatto", not "in"); a neighbouring cognate ("programma televisivo"), a
 fused future ("avrà luogo") and a linking preposition in a one-word gap ("fermata dell' autobus")
@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mwemt.errors import MwemtError
-from mwemt.preprocess.align import Alignment, format_pharaoh
+from mwemt.testsets.align import Alignment, format_pharaoh
 from mwemt.preprocess.tokenize import detokenize
 from mwemt.records import AnnotatedSentence, TestItem, TestMwe
 
@@ -663,7 +663,7 @@ def build_aligned_testset(sentences: Sequence[AnnotatedSentence], tgt_tokens: Se
     references are written detokenized (see `AlignedReference.detokenized`). ``raw`` holds the
     input lines as given, kept in the item's meta. ``unaligned_pairs`` are the 0-based pairs the
     aligner could not align (counted apart in the report). ``rules``: how spans are made complete
-    and minimal (default `SpanRules()`). ``table`` (an `mwemt.preprocess.mwe_table.MweTranslationTable`):
+    and minimal (default `SpanRules()`). ``table`` (an `mwemt.testsets.mwe_table.MweTranslationTable`):
     its translations of each MWE type attested ``candidate_min_count`` times or more (dictionary
     entries always) are span candidates (`SpanRules.candidates`), most frequent first, and, up to
     ``max_alternatives`` of them attested ``table_min_count`` times or more (dictionary entries

@@ -13,7 +13,7 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from mwemt.preprocess.testset_select import mwe_type
+from mwemt.testsets.select import mwe_type
 from mwemt.records import TestItem, TestMwe
 
 FREQUENCY_BANDS = (("never", 0, 0), ("rarely (1-9)", 1, 9), ("often (10+)", 10, None))

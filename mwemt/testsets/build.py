@@ -6,11 +6,11 @@ same for the same inputs. Steps, each in its own module:
 
 1. annotate the source with the `Annotator` (lexicon MWEs; identification filters, when the
    annotator has them, give each occurrence a confidence);
-2. align source and target with eflomal (`mwemt.preprocess.align`, cached by input hash) and take
-   each MWE's reference translation from the links (`mwemt.preprocess.aligned_testset`);
-3. optionally select a diverse, training-disjoint subset (`mwemt.preprocess.testset_select`);
+2. align source and target with eflomal (`mwemt.testsets.align`, cached by input hash) and take
+   each MWE's reference translation from the links (`mwemt.testsets.aligned`);
+3. optionally select a diverse, training-disjoint subset (`mwemt.testsets.select`);
 4. attach predicted compositionality and put each MWE in the idiomatic or literal part;
-5. describe the result (`mwemt.preprocess.testset_report`), with training frequencies when the
+5. describe the result (`mwemt.testsets.report`), with training frequencies when the
    training text is given.
 
 Reading files and writing outputs stays with the caller.
@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from mwemt.errors import MwemtError
-from mwemt.preprocess.align import AlignConfig, align_directional, signature, tokenize_side
-from mwemt.preprocess.aligned_testset import BuildReport, ReferenceFilters, build_aligned_testset
-from mwemt.preprocess.testset_report import describe_testset
-from mwemt.preprocess.testset_select import (
+from mwemt.testsets.align import AlignConfig, align_directional, signature, tokenize_side
+from mwemt.testsets.aligned import BuildReport, ReferenceFilters, build_aligned_testset
+from mwemt.testsets.report import describe_testset
+from mwemt.testsets.select import (
     PartRule,
     SelectionConfig,
     SelectionReport,
@@ -107,7 +107,7 @@ def build_testset(rows: Sequence[tuple[int, str, str]], annotator, config: Tests
     or a near-duplicate, and the report counts each MWE type's occurrences in them.
     ``training_target``: target-side training text (e.g. the sentences back-translation adds); a test
     pair whose reference is one of them (or a near-duplicate) is not selected either.
-    ``table``: an MWE translation table (`mwemt.preprocess.mwe_table`): span candidates and each
+    ``table``: an MWE translation table (`mwemt.testsets.mwe_table`): span candidates and each
     MWE's alternatives (`build_aligned_testset`).
     """
     kept = [r for r in rows if r[1].strip() and r[2].strip()]

@@ -9,7 +9,7 @@ dictionary augmentation, inline target hints and constrained decoding. It sits i
 Where translations come from (`TableEntry.sources`):
 
 - ``aligned``: read off a word alignment of parallel text (`build_from_alignment`), with the same
-  span rule and filters as `mwemt testset build` (`mwemt.preprocess.aligned_testset`): every
+  span rule and filters as `mwemt testset build` (`mwemt.testsets.aligned`): every
   occurrence of an MWE in the source whose translation passes the filters counts once;
 - ``dictionary``: a bilingual dictionary's translations of the MWE (`add_dictionary`, e.g. the
   MultiWordNet EN-IT synsets, read by `read_dictionary`); a dictionary entry has no count of its own.
@@ -20,7 +20,7 @@ target language; ``...`` (`GAP`) marks a gap, as in test-set references ("ha ...
 
 API (stable; new keyword arguments only ever get defaults)::
 
-    from mwemt.preprocess.mwe_table import MweTranslationTable, TableEntry, read_dictionary
+    from mwemt.testsets.mwe_table import MweTranslationTable, TableEntry, read_dictionary
 
     table = MweTranslationTable.build_from_alignment(sentences, tgt_tokens, alignments)
     table.add_dictionary(read_dictionary("en-ita.multiwordnet.tsv"), lang="it")
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
-from mwemt.preprocess.aligned_testset import ReferenceFilters, SpanRules, aligned_reference, filter_reason
-from mwemt.preprocess.testset_select import type_key as _select_type_key
+from mwemt.testsets.aligned import ReferenceFilters, SpanRules, aligned_reference, filter_reason
+from mwemt.testsets.select import type_key as _select_type_key
 from mwemt.records import AnnotatedSentence, TestMwe
 
 GAP = "..."
@@ -59,7 +59,7 @@ PLACEHOLDERS = frozenset({"GAP!", "PSEUDOGAP!"})  # MultiWordNet's marks for lex
 
 def type_key(form: str) -> str:
     """The key of an MWE type: its lexicon form with spaces collapsed, then
-    `mwemt.preprocess.testset_select.type_key` (casefolded): "Keep  in touch" -> "keep in touch"."""
+    `mwemt.testsets.select.type_key` (casefolded): "Keep  in touch" -> "keep in touch"."""
     return _select_type_key(" ".join(form.split()))
 
 
@@ -212,7 +212,7 @@ class MweTranslationTable:
                              key: Callable[[str], str] = type_key,
                              provenance: Mapping | None = None) -> tuple[MweTranslationTable, dict]:
         """The translations alignment attests: every MWE of ``sentences[k]`` (annotated source),
-        translated by `mwemt.preprocess.aligned_testset.aligned_reference` under ``alignments[k]``
+        translated by `mwemt.testsets.aligned.aligned_reference` under ``alignments[k]``
         into ``tgt_tokens[k]``, counted once per occurrence unless a filter drops it.
 
         ``filters`` (`ReferenceFilters`) and ``rules`` (`SpanRules`) default to the test builder's.
@@ -351,7 +351,7 @@ def build_table(rows: Sequence[tuple[int, str, str]], annotator, *, tgt_lang: st
     cached; ``extra`` parallel text for the statistics only) and count each MWE's translations
     (`MweTranslationTable.build_from_alignment`). Returns the table (its ``provenance`` holds the
     aligner signature, cache key and counts) and the counts."""
-    from mwemt.preprocess.align import AlignConfig, align_directional, signature, tokenize_side
+    from mwemt.testsets.align import AlignConfig, align_directional, signature, tokenize_side
 
     config = align_config or AlignConfig()
     kept = [r for r in rows if r[1].strip() and r[2].strip()]
