@@ -2,7 +2,7 @@
 
     python bench/decode_speed.py --model WORKDIR/model --src TEST.en --ref TEST.it
 
-The model in README/docs/nmt.md is the `small` preset trained for 600 updates on 100k Tatoeba pairs
+The model in docs/examples.md and docs/nmt.md is the `small` preset trained for 600 updates on 100k Tatoeba pairs
 (`mwemt train` with the config in docs/nmt.md, "Decoding speed"); the test set is that split's test part.
 
 Settings, all beam 5 on the same length-sorted input (`Translator.translate` sorts by length):

@@ -2,6 +2,9 @@
 
     python bench/gpu.py [--out DIR] [--device cuda] [--small] [--paper-big] [--precisions fp32,bf16]
 
+Without a GPU, ``--device cuda`` (the default) stops at once with exit status 2; unknown ``--precisions``
+are refused (exit 2) before any step.
+
 Steps, each a real command, each reported PASS or FAIL with its wall time:
 
 1. ``demo``: `mwemt demo` with ``train.device`` set to ``--device`` (the README's main job: five systems
@@ -144,21 +147,53 @@ def paper_big_epoch(check: Check, out: Path, device: str) -> None:
             check.rows[-1] = (*check.rows[-1][:3], detail)
 
 
-def main() -> int:
+def precisions(text: str) -> list[str]:
+    """--precisions: a comma-separated list of `mwemt.nmt.translate.DECODE_PRECISIONS`."""
+    from mwemt.nmt.translate import DECODE_PRECISIONS
+
+    chosen = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in chosen if p not in DECODE_PRECISIONS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(DECODE_PRECISIONS)}, got "
+                                         f"{text!r}")
+    return list(dict.fromkeys(chosen))
+
+
+def torch_probe() -> dict:
+    """torch's version, its CUDA and the GPU it sees (None: none), asked in a fresh interpreter."""
+    code = ("import json, torch; ok = torch.cuda.is_available(); print(json.dumps({'torch': torch.__version__, "
+            "'cuda': torch.version.cuda, 'gpu': torch.cuda.get_device_name(0) if ok else None}))")
+    probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env())
+    if probe.returncode != 0:
+        return {"error": (probe.stderr.strip().splitlines() or [f"exit {probe.returncode}"])[-1]}
+    return json.loads(probe.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="keep every run and log here (default: a new temporary directory)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="cpu: rehearse without a GPU")
     ap.add_argument("--small", action="store_true", help="a smaller demo (300 pairs, 2 epochs, 40 test lines)")
     ap.add_argument("--paper-big", action="store_true", help="also one epoch of paper-big's baseline per precision")
-    ap.add_argument("--precisions", default="fp32,bf16", help="decoding precisions to time on --device")
-    args = ap.parse_args()
+    ap.add_argument("--precisions", default="fp32,bf16", type=precisions,
+                    help="decoding precisions to time on --device (fp32, bf16, int8; int8 is CPU only)")
+    args = ap.parse_args(argv)
+    if args.device == "cuda" and "int8" in args.precisions:
+        ap.error("argument --precisions: int8 decoding runs on the CPU only: time it with --device cpu")
+    info = torch_probe()
+    if "error" in info:
+        print(f"bench/gpu.py: error: torch cannot be imported ({info['error']}); install mwemt's NMT extras first",
+              file=sys.stderr)
+        return 2
+    if args.device == "cuda" and not info["gpu"]:   # every step would fail, each in its own log: say it once, now
+        print(f"bench/gpu.py: error: --device cuda, but torch {info['torch']} sees no GPU (CUDA "
+              f"{info['cuda'] or 'not built in'}): run this on a machine with an NVIDIA GPU and its driver, or "
+              "rehearse the check with --device cpu", file=sys.stderr)
+        return 2
     out = Path(args.out or tempfile.mkdtemp(prefix="mwemt-gpu-check-")).absolute()
     out.mkdir(parents=True, exist_ok=True)
-    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__, torch.version.cuda, "
-                            "torch.cuda.is_available() and torch.cuda.get_device_name(0))"],
-                           capture_output=True, text=True)
-    print(f"torch, CUDA, GPU: {probe.stdout.strip() or probe.stderr.strip()}; Python {sys.version.split()[0]}; "
-          f"output in {out}")
+    print(f"torch, CUDA, GPU: {info['torch']} {info['cuda']} {info['gpu'] or 'none'}; Python "
+          f"{sys.version.split()[0]}; output in {out}")
     check = Check(out)
     small = SMALL if args.small else []
     demo_dir = out / "demo"
@@ -178,11 +213,12 @@ def main() -> int:
                   _mwemt("translate", "-m", str(hints), "-i", test, "-o", str(out / "hinted.it"), "-q",
                          "--device", args.device, "--hint-table", str(table)), expect=out / "hinted.it")
         cpu = decode_speed(check, baseline, "cpu", "fp32")
-        if args.device != "cpu":
-            for precision in args.precisions.split(","):
-                wps = decode_speed(check, baseline, args.device, precision)
-                if wps and cpu:
-                    check.rows[-1] = (*check.rows[-1][:3], check.rows[-1][3] + f"; {wps / cpu:.1f}x cpu fp32")
+        for precision in args.precisions:
+            if args.device == "cpu" and precision == "fp32":
+                continue   # measured just above
+            wps = decode_speed(check, baseline, args.device, precision)
+            if wps and cpu:
+                check.rows[-1] = (*check.rows[-1][:3], check.rows[-1][3] + f"; {wps / cpu:.1f}x cpu fp32")
     if args.paper_big:
         if (ROOT.parent / "shared" / "data").is_dir():
             paper_big_epoch(check, out, args.device)

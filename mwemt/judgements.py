@@ -90,7 +90,9 @@ class MqmRating:
     """One row of an MQM annotation file: an error a rater marked, or their ``No-error`` mark.
 
     ``source`` and ``target`` have the ``<v>`` span marks removed; ``line`` is the row's line in
-    the file, for error messages.
+    the file, for error messages. ``source_spans`` and ``target_spans``: where the marks stood, as
+    (start, end) offsets counted in non-whitespace characters of the unmarked text (`marked_spans`), so
+    that they hold on every whitespace variant of the text that raters of one item saw.
     """
 
     system: str
@@ -103,6 +105,35 @@ class MqmRating:
     category: str
     severity: str
     line: int
+    source_spans: tuple[tuple[int, int], ...] = ()
+    target_spans: tuple[tuple[int, int], ...] = ()
+
+
+def marked_spans(text: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The text without its ``<v>``/``</v>`` marks, and each marked span as (start, end) offsets counted
+    in non-whitespace characters (end exclusive). A ``<v>`` left open runs to the end of the text; a
+    ``</v>`` without its ``<v>`` is dropped."""
+    spans: list[tuple[int, int]] = []
+    clean: list[str] = []
+    count = 0  # non-whitespace characters so far
+    start: int | None = None
+    pos = 0
+    for m in _MARK.finditer(text):
+        piece = text[pos:m.start()]
+        clean.append(piece)
+        count += sum(1 for ch in piece if not ch.isspace())
+        if m.group() == "<v>":
+            start = count if start is None else start
+        elif start is not None:
+            spans.append((start, count))
+            start = None
+        pos = m.end()
+    piece = text[pos:]
+    clean.append(piece)
+    count += sum(1 for ch in piece if not ch.isspace())
+    if start is not None:
+        spans.append((start, count))
+    return "".join(clean), tuple(spans)
 
 
 # ---------------------------------------------------------------- detection
@@ -240,8 +271,10 @@ def read_mqm_ratings(path: str | Path, fmt: str = "auto") -> Iterator[MqmRating]
         if not system or not seg or not rater:
             raise InputError("empty system, segment id or rater", path, lineno, expected=" ".join(columns))
         n_rows += 1
-        yield MqmRating(system, doc, doc_seg, seg, rater, _MARK.sub("", source), _MARK.sub("", target),
-                        category, severity, lineno)
+        source, source_spans = marked_spans(source)
+        target, target_spans = marked_spans(target)
+        yield MqmRating(system, doc, doc_seg, seg, rater, source, target, category, severity, lineno,
+                        source_spans, target_spans)
     if not n_rows:
         raise InputError("no ratings", path, expected=f"rows of {' '.join(columns)}")
 

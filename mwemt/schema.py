@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 import types
 import typing
@@ -389,6 +390,8 @@ def _scalar(tp: Any, value: Any, origin: Origin, meta: Any, ctx: Context) -> Any
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(origin, f"expected a number, got {_kind(value)} {value!r}")
+        if not math.isfinite(value):   # every float setting: NaN passes every range check, and is no JSON
+            raise ConfigError(origin, f"must be a finite number, got {value!r}", expected=expected)
         _check_range(float(value), origin, meta)
         return float(value)
     if tp is str:

@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from mwemt.cli.argtypes import float_range
 
 ALPHA = 0.05
 
@@ -43,21 +46,48 @@ class Criterion:
     rule: str
 
 
+class AimError(Exception):
+    """A results.json (or an option) this script cannot check: one line on stderr, exit status 2."""
+
+
 def read_results(path: str) -> dict:
+    """results.json, checked whole before anything is computed: a mapping with a baseline, scores per system and
+    column, and seed groups whose members all have scores, the baseline's group and at least one other."""
     p = Path(path)
     p = p / "results.json" if p.is_dir() else p
     if not p.is_file():
-        raise SystemExit(f"aim_check: {p}: no results.json (expected a run or publish directory, or the file)")
-    results = json.loads(p.read_text(encoding="utf-8"))
-    if not results.get("seed_groups"):
-        raise SystemExit(f"aim_check: {p}: the run has no seed groups (systems NAME, NAME-seed2, ...)")
+        raise AimError(f"{p}: no results.json (expected a run or publish directory, or the file)")
+    try:
+        results = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AimError(f"{p}: not a readable results.json ({exc})") from None
+    if not isinstance(results, dict):
+        raise AimError(f"{p}: not a results.json (expected a JSON object as `mwemt run` writes, got "
+                       f"{type(results).__name__})")
+    scores, groups, baseline = results.get("scores"), results.get("seed_groups"), results.get("baseline")
+    if not isinstance(scores, dict) or not all(isinstance(v, dict) for v in scores.values()):
+        raise AimError(f"{p}: no `scores` (expected system -> column -> score, as `mwemt run` writes)")
+    if not isinstance(baseline, str) or baseline not in scores:
+        raise AimError(f"{p}: the baseline {baseline!r} has no scores")
+    if not groups:
+        raise AimError(f"{p}: the run has no seed groups (systems NAME, NAME-seed2, ...)")
+    if not isinstance(groups, dict) or not all(isinstance(m, list) and m and all(isinstance(x, str) for x in m)
+                                               for m in groups.values()):
+        raise AimError(f"{p}: `seed_groups` is not a mapping of group -> its systems")
+    missing = sorted({m for members in groups.values() for m in members if m not in scores})
+    if missing:
+        raise AimError(f"{p}: seed group member(s) {', '.join(missing)} have no scores")
+    if not any(baseline in members for members in groups.values()):
+        raise AimError(f"{p}: no seed group holds the baseline {baseline}")
+    if len(groups) < 2:
+        raise AimError(f"{p}: the only seed group is the baseline's: there is no method to check against it")
     return results
 
 
 def seed_spread(results: dict, column: str) -> float:
     spreads = [0.0]
     for members in results["seed_groups"].values():
-        vals = [results["scores"][m][column]["score"] for m in members if m in results["scores"]]
+        vals = [_cell_of(results, m, column)["score"] for m in members if m in results["scores"]]
         vals = [v for v in vals if v is not None]
         if len(vals) > 1:
             spreads.append(max(vals) - min(vals))
@@ -68,13 +98,22 @@ def paired(results: dict, group: str, column: str) -> tuple[list[float | None], 
     """Each seed's difference to its same-seed baseline and the paired test's p-value."""
     deltas, ps = [], []
     for m in results["seed_groups"][group]:
-        row = results["scores"][m][column]
+        row = _cell_of(results, m, column)
         base = row.get("seed_baseline") or results["baseline"]
         p = row.get("seed_p_value") if row.get("seed_baseline") else row.get("p_value")
-        b = results["scores"][base][column]["score"]
+        if base not in results["scores"]:
+            raise AimError(f"{m}'s same-seed baseline {base} has no scores")
+        b = _cell_of(results, base, column)["score"]
         deltas.append(None if row["score"] is None or b is None else row["score"] - b)
         ps.append(p)
     return deltas, ps
+
+
+def _cell_of(results: dict, system: str, column: str) -> dict:
+    row = results["scores"][system].get(column)
+    if not isinstance(row, dict) or not (row.get("score") is None or isinstance(row.get("score"), (int, float))):
+        raise AimError(f"{system} has no score in column {column!r}")
+    return row
 
 
 def _significant(delta: float | None, p: float | None, sign: int) -> bool:
@@ -86,8 +125,9 @@ def check_group(results: dict, group: str, args: argparse.Namespace) -> list[Cri
 
     def crit(name: str, column: str, rule: str, test) -> None:
         if column not in results["scores"][results["baseline"]]:
-            raise SystemExit(f"aim_check: column {column!r} is not in the run (it has "
-                             f"{', '.join(c['id'] for c in results['columns'])})")
+            known = [c.get("id") for c in results.get("columns") or [] if isinstance(c, dict)]
+            known = known or sorted(results["scores"][results["baseline"]])
+            raise AimError(f"column {column!r} is not in the run (it has {', '.join(map(str, known))})")
         deltas, ps = paired(results, group, column)
         known = [d for d in deltas if d is not None]
         mean = sum(known) / len(known) if known and len(known) == len(deltas) else None
@@ -144,17 +184,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bleu", default="tatoeba/bleu", help="the general test's BLEU column")
     p.add_argument("--chrf", default="tatoeba/chrf", help="the general test's chrF column")
     p.add_argument("--mwe-bleu", default="tatoeba-mwe/bleu", help="the MWE test's BLEU column")
-    p.add_argument("--mwe-gain", type=float, default=3.0, help="least mean MWE gain (default: %(default)s)")
-    p.add_argument("--bleu-loss", type=float, default=0.5, help="largest mean BLEU loss (default: %(default)s)")
+    p.add_argument("--mwe-gain", type=float_range(), default=3.0, help="least mean MWE gain (default: %(default)s)")
+    p.add_argument("--bleu-loss", type=float_range(), default=0.5, help="largest mean BLEU loss (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="JSON instead of Markdown")
     args = p.parse_args(argv)
-    results = read_results(args.results)
-    checked = check(results, args)
-    if args.json:
-        json.dump({g: [asdict(c) for c in cs] for g, cs in checked.items()}, sys.stdout, indent=1)
-        print()
-    else:
-        print(markdown(results.get("name", args.results), checked), end="")
+    try:
+        results = read_results(args.results)
+        checked = check(results, args)
+        text = (json.dumps({g: [asdict(c) for c in cs] for g, cs in checked.items()}, indent=1) + "\n" if args.json
+                else markdown(results.get("name", args.results), checked))
+    except AimError as exc:
+        print(f"aim_check: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:   # `| head`: the reader has what it wanted; no traceback, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

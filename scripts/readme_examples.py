@@ -11,8 +11,10 @@ A console block of README.md is an example when the line before its fence is a m
 
 The ``$`` commands of a block run in order, in one bash process, in a scratch directory that stands
 beside a scratch ``shared`` link, so that the README's paths read the same: ``S=../shared/data`` is
-set, ``../shared`` is the real shared data (when it exists) and the repository's top-level entries
-(``tests``, ``results``, ``configs``, ``scripts``, ...) are links into this checkout. Every example
+set, ``../shared`` is the real shared data (when it exists) and the repository's files (``tests``,
+``results``, ``configs``, ``scripts``, ...; tracked, and untracked ones git does not ignore) are a copy
+of this checkout's: an example that writes (``--out results/...``) writes into the copy, so neither
+``--check`` nor ``--write`` ever changes a file of the repository (``--write`` changes README.md only). Every example
 of one run shares the scratch directory, in README order, so a block may use the files an earlier
 block wrote; ``needs=`` names those blocks (``--only NAME`` runs them first, unchecked). ``copy=DIR``
 copies the files of DIR (relative to the repository) into the scratch directory first. ``shared``:
@@ -173,7 +175,9 @@ def rewritten(shown: list[str], actual: list[str]) -> list[str]:
 
 
 class Scratch:
-    """A scratch directory laid out like a checkout beside ../shared."""
+    """A scratch directory laid out like a checkout beside ../shared: a copy of the checkout's files (tracked, and
+    untracked but not ignored; README.md left out), never links into it, so that an example that writes (``--out
+    results/...``) writes into the copy and never into the repository, with --check or --write."""
 
     def __init__(self, user_cache: bool = False) -> None:
         self.user_cache = user_cache
@@ -183,16 +187,45 @@ class Scratch:
         shared = ROOT.parent / "shared"
         if shared.is_dir():
             (self.top / "shared").symlink_to(shared.resolve())
-        tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split()
-        for name in sorted({p.split("/")[0] for p in tracked} or {p.name for p in ROOT.iterdir()}):
-            if (ROOT / name).exists() and not (self.cwd / name).exists() and name not in ("README.md",):
-                (self.cwd / name).symlink_to(ROOT / name)
+        for rel in checkout_files():
+            if rel == "README.md":
+                continue
+            dst = self.cwd / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dst, follow_symlinks=False)
 
     def has_shared(self) -> bool:
         return (self.top / "shared" / "data").is_dir()
 
     def remove(self) -> None:
         shutil.rmtree(self.top, ignore_errors=True)
+
+
+def checkout_files() -> list[str]:
+    """The checkout's files (tracked, and untracked ones git does not ignore) that exist, relative to ROOT."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True)
+    if listed.returncode != 0:
+        raise SystemExit(f"readme_examples: git ls-files failed in {ROOT}: {listed.stderr.strip()}")
+    return sorted({rel for rel in listed.stdout.split("\0") if rel and (ROOT / rel).is_file()})
+
+
+def snapshot(files: list[str]) -> dict[str, tuple[int, int]]:
+    """(size, mtime in ns) of each file: what `repository_changes` compares after the examples ran."""
+    out = {}
+    for rel in files:
+        try:
+            st = os.stat(ROOT / rel, follow_symlinks=False)
+        except OSError:
+            continue
+        out[rel] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def repository_changes(before: dict[str, tuple[int, int]], ignore: set[str]) -> list[str]:
+    """The files of ``before`` that changed or went away since (a guard: the examples run in a copy)."""
+    after = snapshot(list(before))
+    return sorted(rel for rel in before if rel not in ignore and after.get(rel) != before[rel])
 
 
 def run_example(ex: Example, scratch: Scratch, timeout: float) -> list[list[str]]:
@@ -253,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"no example named {', '.join(unknown)} (known: {', '.join(by_name)})")
     chosen = [e for e in examples if not args.only or e.name in args.only]
 
+    files = checkout_files()
+    before = snapshot(files)
     scratch = Scratch(args.user_cache)
     drift = False
     done: set[str] = set()
@@ -320,8 +355,53 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     finally:
         scratch.remove()
+        changed = repository_changes(before, {str(args.readme.resolve().relative_to(ROOT))}
+                                     if args.write and args.readme.resolve().is_relative_to(ROOT) else set())
+        if changed:   # never expected: every example runs in the copy (someone else may be editing the checkout)
+            print(f"readme_examples: warning: {len(changed)} file(s) of the checkout changed while the examples ran "
+                  f"(the examples run in a copy: another process?): {', '.join(changed[:5])}"
+                  + (" ..." if len(changed) > 5 else ""), file=sys.stderr)
     return 1 if drift else 0
 
 
+
+# ---- issue 43: the pages besides README.md ------------------------------------------------------------------
+# The README's worked examples and the studies' commands moved to these pages; their console examples are checked
+# the same way. Each page runs in a scratch directory of its own (a `needs=` names a block of the same page);
+# `--readme PAGE` checks that one page, as before.
+PAGES = ("README.md", "docs/examples.md", "studies/meta-evaluation/README.md", "results/compositionality/README.md")
+
+
+def main_pages(argv: list[str] | None = None) -> int:
+    """`main` for each page of PAGES in turn (with ``--only NAME``: the pages that hold NAME); the worst exit status.
+    With ``--readme PAGE`` (or ``--help``), `main` alone."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pick = argparse.ArgumentParser(add_help=False)
+    pick.add_argument("--readme")
+    pick.add_argument("--only", action="append", default=[])
+    known, rest = pick.parse_known_args(argv)
+    if known.readme is not None or {"-h", "--help"} & set(rest):
+        return main(argv)
+    names = {page: [e.name for e in parse((ROOT / page).read_text(encoding="utf-8").split("\n"))] for page in PAGES}
+    unknown = [n for n in known.only if not any(n in found for found in names.values())]
+    if unknown:
+        print(f"readme_examples: no example named {', '.join(unknown)} (known: "
+              f"{', '.join(n for found in names.values() for n in found)})", file=sys.stderr)
+        return 2
+    status = 0
+    for page, found in names.items():
+        only = [n for n in known.only if n in found]
+        if known.only and not only:
+            continue
+        if "--list" in rest:
+            print(f"{page}:")
+        status = max(status, main([*rest, "--readme", str(ROOT / page), *(a for n in only for a in ("--only", n))]))
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main_pages())
+    except BrokenPipeError:   # `--list | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)

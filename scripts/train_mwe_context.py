@@ -8,7 +8,7 @@ positive when it is exactly an annotated MWE:
 - DiMSUM 2016 train (MWEs of every kind), all of it;
 - PARSEME 1.1 EN train.cupt (verbal MWEs only, so only matches of verbal entries are examples):
   sentence k (0-based) is held out when k % 5 == 0 (never read here; scored by
-  scripts/identify_context_eval.py), used for training otherwise.
+  studies/identification/identify_context_eval.py), used for training otherwise.
 
 Development data is out of fold: the sentences are split into ``--folds`` seeded folds; for each,
 a model trained on the others (entry counts from the others, and for its own training rows from

@@ -118,7 +118,8 @@ def test_report_script_on_a_wikipedia_sample(shared, tmp_path):
     sample = tmp_path / "wiki.txt"
     write_lines(sample, islice(iter_lines(wiki), 300))
     spec = importlib.util.spec_from_file_location(
-        "compositionality_report", Path(__file__).resolve().parents[1] / "scripts" / "compositionality_report.py")
+        "compositionality_report",
+        Path(__file__).resolve().parents[1] / "results" / "compositionality" / "scripts" / "compositionality_report.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     out = tmp_path / "out"

@@ -129,7 +129,7 @@ def test_score_mwe_aligns_by_default_without_an_alignment_file(ev, tmp_path, cap
     aligned = _mwe_json([*base, "--cache", str(tmp_path / "cache")], tmp_path, capsys)
     assert "alignment_skipped" not in aligned["systems"]["hyp_a.it"]["extra"] or \
         aligned["systems"]["hyp_a.it"]["extra"]["alignment_skipped"] == 0
-    assert "|align:eflomal-" in aligned["signature"] and ",win1|span:ref|match:char+near0.75+order1|" in aligned["signature"]
+    assert "|align:lex1+" in aligned["signature"] and ",win1|span:ref|match:char+near0.75+order1|" in aligned["signature"]
     whole = _mwe_json([*base, "--align", "none", "--mwe-match", "char"], tmp_path, capsys)
     assert "|align:none|match:char|" in whole["signature"]
     assert whole["systems"]["hyp_a.it"]["score"] == pytest.approx(84.75308641975309)  # mwemt's score before
@@ -161,7 +161,9 @@ def test_score_mwe_extra_text_for_the_aligner_is_in_the_signature(ev, tmp_path, 
     base = ["--hyp", str(ev / "hyp_a.it"), "--testset", str(ev / "testset.jsonl"), "--metrics", "mwe", "--lang", "it",
             "--cache", str(tmp_path / "cache")]
     res = _mwe_json([*base, "--extra", str(src), str(tgt), "--mwe-window", "0"], tmp_path, capsys)
-    assert "extra=extra.it:3|span:ref|match:" in res["signature"]  # no ",win" with --mwe-window 0
+    assert ",prior=test+extra.it:3|span:ref|match:" in res["signature"]  # no ",win" with --mwe-window 0
+    res = _mwe_json([*base, "--align", "eflomal", "--extra", str(src), str(tgt), "--mwe-window", "0"], tmp_path, capsys)
+    assert "extra=extra.it:3|span:ref|match:" in res["signature"] and "|align:eflomal-" in res["signature"]
     code = main(["score", *base, "--align", "none", "--extra", str(src), str(tgt)])
     assert code == 2 and "need --align eflomal" in capsys.readouterr().err
 

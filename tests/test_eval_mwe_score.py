@@ -272,24 +272,26 @@ def test_precision_charges_extra_aligned_words():
 # ---------------------------------------------------------------- alignment by default
 
 
-def test_default_aligns_hypotheses_to_the_sources(fixtures, tmp_path):
+@pytest.mark.parametrize("mode, aligner", [("lex", "lex1+"), ("eflomal", "eflomal-")])
+def test_default_aligns_hypotheses_to_the_sources(fixtures, tmp_path, mode, aligner):
     from mwemt.errors import MwemtError
     from mwemt.evaluate.mwe_score import MweAlignSettings
 
     items = read_testset(fixtures / "eval" / "testset.jsonl")
     hyps = read_lines(fixtures / "eval" / "hyp_a.it")
-    metric = MweScore("it", align=MweAlignSettings(cache_dir=tmp_path / "cache"))
+    assert MweAlignSettings().mode == "lex"   # the default: line-stable (tests/test_line_stable.py)
+    metric = MweScore("it", align=MweAlignSettings(mode, cache_dir=tmp_path / "cache"))
     with pytest.raises(MwemtError, match="needs the source sentences"):
         metric.sentence_stats(hyps, [it.mwes for it in items])
     stats = metric.sentence_stats(hyps, [it.mwes for it in items], sources=[it.source for it in items])
-    assert stats.info["aligned"] == "eflomal" and stats.info["alignment_cached"] is False
+    assert stats.info["aligned"] == mode and stats.info["alignment_cached"] is False
     sig = metric.signature(stats)
-    assert sig.get("align").startswith("eflomal-") and "gdfa" in sig.get("align")
+    assert sig.get("align").startswith(aligner) and "gdfa" in sig.get("align")
     # restricting to aligned words can only lower each MWE's recall
     whole = chars().sentence_stats(hyps, [it.mwes for it in items])
     assert (stats.rows[:, 2] <= whole.rows[:, 2] + 1e-12).all()
     # a new metric object reads the same links from the cache
-    again = MweScore("it", align=MweAlignSettings(cache_dir=tmp_path / "cache")).sentence_stats(
+    again = MweScore("it", align=MweAlignSettings(mode, cache_dir=tmp_path / "cache")).sentence_stats(
         hyps, [it.mwes for it in items], sources=[it.source for it in items])
     assert again.info["alignment_cached"] is True and np.array_equal(again.rows, stats.rows)
 

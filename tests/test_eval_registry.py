@@ -29,7 +29,7 @@ from mwemt.evaluate.tesla import Tesla
 
 def test_builtin_names_map_to_their_classes():
     assert metric_names() == ("bleu", "chrf", "chrf++", "mwe", "mwe-p", "mwe-idiomatic", "mwe-literal", "tesla",
-                              "tesla-comp", "tesla-01", "liter", "term-use", "mwe-alts")
+                              "tesla-comp", "tesla-01", "liter", "term-use", "mwe-alts", "mwe-verdict")
     assert [metric_class(n) for n in ("bleu", "chrf", "chrf++", "mwe", "tesla-01")] == [Bleu, Chrf, Chrf, MweScore, Tesla]
     chrfpp = build_metric("chrf++", MetricOptions(lowercase=True))
     assert (chrfpp.key, chrfpp.name, chrfpp.word_order, chrfpp.lowercase) == ("chrf++", "chrF++", 2, True)

@@ -101,7 +101,7 @@ def test_loader_locates_bad_lengths(fixtures, tmp_path):
 @pytest.mark.shared
 def test_statistics_give_todays_scores_on_ted(shared, fixtures):
     """The MT output of the Zaninello TED test set, scored before the statistics API."""
-    from mwemt.evaluate.tesla import CompositionalityTable
+    from mwemt.evaluate.compositionality_table import CompositionalityTable
     from mwemt.testsets.testset import build_ted_testset, read_ted_pairs
 
     pairs = shared / "testsets/zaninello-en-it/derived/test_ted.mwe_pairs.tsv"

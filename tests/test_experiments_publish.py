@@ -44,7 +44,8 @@ def test_published_files_rescore_to_the_results(tmp_path, monkeypatch):
     results = run_experiment(_config(tmp_path), tmp_path / "run", progress=False, plot=False, publish=out)
     names = sorted(p.name for p in (out / "hyps").iterdir())
     assert names == ["baseline.general.txt.gz", "baseline.mwe.txt.gz", "greedy.general.txt.gz", "greedy.mwe.txt.gz"]
-    assert sorted(p.name for p in (out / "refs").iterdir()) == ["general.txt.gz", "mwe.jsonl.gz", "mwe.txt.gz"]
+    assert sorted(p.name for p in (out / "refs").iterdir()) == ["general.src.txt.gz", "general.txt.gz", "mwe.jsonl.gz",
+                                                                "mwe.src.txt.gz", "mwe.txt.gz"]   # sources: degenerate counts
     hyp = next(p for p in (tmp_path / "run" / "stages" / "translate" / "baseline.mwe").iterdir() if p.is_dir())
     assert gzip.decompress((out / "hyps" / "baseline.mwe.txt.gz").read_bytes()) == (hyp / "hyp.txt").read_bytes()
     assert (out / "report" / "mwe" / "report.json").is_file()          # the run's comparison reports, as written

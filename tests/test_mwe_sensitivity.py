@@ -1,4 +1,4 @@
-"""scripts/mwe_sensitivity.py (issue 29, item 6): checkpoints in training order, the verdict on whether
+"""studies/mwe-test-and-score/mwe_sensitivity.py (issue 29, item 6): checkpoints in training order, the verdict on whether
 the MWE score rises with BLEU, real scoring of hand-made translations per checkpoint, and (with
 fairseq) a tiny model that keeps interval checkpoints, translated with each and cached."""
 
@@ -15,7 +15,7 @@ import pytest
 from mwemt.errors import MwemtError
 from tests.conftest import FIXTURES, requires_nmt
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "mwe_sensitivity.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "studies" / "mwe-test-and-score" / "mwe_sensitivity.py"
 
 
 def _load():

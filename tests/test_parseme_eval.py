@@ -205,7 +205,7 @@ def test_cli_names_the_misaligned_sentence(fixtures, tmp_path, capsys):
 @pytest.mark.slow
 def test_twofold_script_on_real_data(shared, tmp_path):
     train = shared / "mwe-corpora" / "parseme-1.1" / "EN" / "train.cupt"
-    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "parseme_twofold.py"), "--train", str(train),
+    res = subprocess.run([sys.executable, str(ROOT / "studies" / "identification" / "parseme_twofold.py"), "--train", str(train),
                           "--gaps", "0,1", "--folds", "3", "--repeats", "1", "--out", str(tmp_path),
                           "--markdown", str(tmp_path / "t.md")], capture_output=True, text=True, check=True)
     assert "best max_gap" in res.stdout

@@ -27,18 +27,19 @@ def _demo_items(n: int = 40):
 
 def test_alignment_file_gives_back_the_scores_of_the_aligner(tmp_path):
     """Links written by `write_alignments` and read by `read_alignments` score as the aligner's own: the same
-    rows, the same signature (align:eflomal-..., not align:given) and the same extra (alignment_skipped), with
-    a sentence eflomal skipped (an empty hypothesis) kept as `skipped`, not as a line without links."""
+    rows, the same signature (align:lex1+..., not align:given) and the same extra (alignment_skipped), with
+    a sentence the aligner skipped (an empty hypothesis) kept as `skipped`, not as a line without links."""
     from mwemt.evaluate.mwe_score import MweAlignSettings, MweScore, read_alignments, write_alignments
 
     items = _demo_items()
     hyps = [it.reference for it in items]
-    hyps[3] = ""                       # an empty side: eflomal skips it, its MWEs are searched in the whole hypothesis
+    hyps[3] = ""                       # an empty side: the aligner skips it, its MWEs are searched in the whole hypothesis
     hyps[5] = hyps[5].split(" ", 2)[-1]   # a damaged one, so not every MWE scores 100
     sources, mwes = [it.source for it in items], [it.mwes for it in items]
+    references = [it.reference for it in items]
     metric = MweScore("it", align=MweAlignSettings(cache_dir=None))
-    aligned = metric.sentence_stats(hyps, mwes, sources=sources)
-    links, _ = metric.align_hypotheses(sources, [metric.moses_tokens(h) for h in hyps])   # the same run (memoized)
+    aligned = metric.sentence_stats(hyps, mwes, sources=sources, references=references)
+    links, _ = metric.align_hypotheses(sources, [metric.moses_tokens(h) for h in hyps], references)   # the same links
     assert links[3] is None and aligned.info["alignment_skipped"] == 1
     path = tmp_path / "sys.align.gz"
     write_alignments(path, links, metric.align.describe())
@@ -52,7 +53,7 @@ def test_alignment_file_gives_back_the_scores_of_the_aligner(tmp_path):
     again = metric.sentence_stats(hyps, mwes, alignments=given)
     assert np.array_equal(again.rows, aligned.rows)
     assert str(metric.signature(again)) == str(metric.signature(aligned))
-    assert "align:eflomal-" in str(metric.signature(again))
+    assert "align:lex1+" in str(metric.signature(again))
     assert metric.extra_from_stats(again) == metric.extra_from_stats(aligned)
     # plain Pharaoh links (no header) stay `align:given`
     plain = tmp_path / "plain.align"
@@ -110,12 +111,12 @@ def test_rescore_with_an_empty_alignment_cache_reproduces_every_value(tmp_path):
     columns = {c["id"]: c for c in results["columns"]}
     assert set(rescored["metrics"]) == {"bleu", "chrf", "mwe", "mwe-alts"}
     for metric, entry in rescored["metrics"].items():
-        assert entry["signature"] == columns[f"mwe/{metric}"]["signature"], metric   # align:eflomal-..., not given
+        assert entry["signature"] == columns[f"mwe/{metric}"]["signature"], metric   # align:lex1+..., not given
         for system, row in entry["systems"].items():
             want = results["scores"][system][f"mwe/{metric}"]
             for key, value in row.items():                               # score, bs_mean, bs_ci95, p_value, extra
                 assert value == want[key], (metric, system, key)
-    assert "align:eflomal-" in columns["mwe/mwe"]["signature"]
+    assert "align:lex1+" in columns["mwe/mwe"]["signature"]
     assert rescored["metrics"]["mwe"]["systems"]["greedy"]["extra"]["alignment_skipped"] == \
         results["scores"]["greedy"]["mwe/mwe"]["extra"]["alignment_skipped"]
     # the same-seed test (seed section): greedy-seed2 against baseline-seed2, rescored from the same files

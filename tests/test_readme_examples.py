@@ -30,22 +30,40 @@ def _check(names, readme: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=600)
 
 
-def _examples() -> dict[str, dict]:
+def _script():
     sys.path.insert(0, str(SCRIPT.parent))
     try:
         import readme_examples
     finally:
         sys.path.pop(0)
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").split("\n")
-    return {e.name: {"slow": e.slow, "shared": e.shared, "unseeded": e.unseeded} for e in readme_examples.parse(lines)}
+    return readme_examples
+
+
+def _examples() -> dict[str, dict]:
+    """Every example of the pages the script checks (README.md and the pages of its PAGES), by name."""
+    script = _script()
+    found: dict[str, dict] = {}
+    for page in script.PAGES:
+        for e in script.parse((ROOT / page).read_text(encoding="utf-8").split("\n")):
+            assert e.name not in found, f"{page}: the example name {e.name} is taken on another page"
+            found[e.name] = {"slow": e.slow, "shared": e.shared, "unseeded": e.unseeded}
+    return found
 
 
 def test_every_console_block_is_an_example():
-    """Every ```console block of the README has a marker, so none escapes the script."""
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").split("\n")
-    for k, line in enumerate(lines):
-        if line.strip() == "```console":
-            assert lines[k - 1].startswith("<!-- example: "), f"README.md:{k + 1}: console block without a marker"
+    """Every ```console block of the README and of the pages the script checks has a marker, and every page with
+    a marker is one the script checks, so none escapes it."""
+    pages = _script().PAGES
+    for page in pages:
+        lines = (ROOT / page).read_text(encoding="utf-8").split("\n")
+        for k, line in enumerate(lines):
+            if line.strip() == "```console":
+                assert lines[k - 1].startswith("<!-- example: "), f"{page}:{k + 1}: console block without a marker"
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.md"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout.split()
+    marked = {rel for rel in listed if (ROOT / rel).is_file()
+              and "<!-- example: " in (ROOT / rel).read_text(encoding="utf-8")}
+    assert marked <= set(pages), f"pages with examples the script does not check: {sorted(marked - set(pages))}"
     examples = _examples()
     assert set(FAST_LOCAL) | set(FAST_SHARED) <= set(examples)
     assert not any(examples[n]["slow"] or examples[n]["shared"] for n in FAST_LOCAL)
@@ -63,11 +81,11 @@ def test_fast_shared_examples_match_the_readme(shared):
 
 
 def test_check_catches_drift(tmp_path):
-    """A README whose example output was edited by hand fails the check, naming the example."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """A page whose example output was edited by hand fails the check, naming the example."""
+    text = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
     shown = "| 0 | 34 (10) |"
     assert text.count(shown) == 1
-    readme = tmp_path / "README.md"
+    readme = tmp_path / "examples.md"
     readme.write_text(text.replace(shown, "| 0 | 35 (10) |"), encoding="utf-8")
     proc = _check(["demo-report"], readme)
     assert proc.returncode == 1

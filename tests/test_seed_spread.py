@@ -1,5 +1,5 @@
 """Seed groups of a grid and the results' seed section: the spread, and a difference called real only when it is
-beyond the spread and significant on every seed (numbers worked by hand)."""
+beyond the baseline's seed spread and significant on every seed (numbers worked by hand)."""
 
 from __future__ import annotations
 
@@ -18,24 +18,27 @@ def _results(scores: dict[str, tuple[float, float | None]], groups: dict[str, li
 
 def test_spread_and_verdicts_worked_by_hand():
     scores = {"baseline": (40.0, None), "baseline-seed2": (41.0, 0.2),
-              "good": (43.0, 0.01), "good-seed2": (44.5, 0.001),            # mean 43.75: +3.25 > spread 1.5
+              "good": (43.0, 0.01), "good-seed2": (44.5, 0.001),            # mean 43.75: +3.25 > spread 1.0
               "lucky": (42.0, 0.01), "lucky-seed2": (40.0, 0.5),            # one seed not significant
-              "small": (41.2, 0.04), "small-seed2": (41.6, 0.03)}           # +0.9: within the spread
+              "small": (41.2, 0.04), "small-seed2": (41.6, 0.03)}           # +0.9: within the baseline's 1.0
     groups = {g: [g, f"{g}-seed2"] for g in ("baseline", "good", "lucky", "small")}
     s = seed_summary(_results(scores, groups))
     assert s["baseline_group"] == "baseline"
     assert s["groups"]["baseline"]["mwe/mwe"]["mean"] == 40.5
     assert s["groups"]["lucky"]["mwe/mwe"]["spread"] == 2.0
-    assert s["spread"]["mwe/mwe"] == 2.0                                    # the largest of 1.0, 1.5, 2.0, 0.4
+    assert s["spread"]["mwe/mwe"] == 1.0                                    # the baseline's own: 41 - 40
+    assert s["largest_spread"]["mwe/mwe"] == 2.0                            # the largest of 1.0, 1.5, 2.0, 0.4
     good, lucky, small = (s["verdicts"][g]["mwe/mwe"] for g in ("good", "lucky", "small"))
     assert good["real"] and abs(good["diff"] - 3.25) < 1e-9
     assert not lucky["real"] and not lucky["significant_every_seed"]
     assert not small["real"] and small["significant_every_seed"] and not small["beyond_spread"]
+    assert good["separated"] == small["separated"] == "above" and lucky["separated"] is None   # 41.2 > 41 too
     md = format_markdown(_results(scores, groups))
-    assert "| **seed spread** | | 2.0 |" in md
-    assert "- **good** vs baseline: real differences: mwe MWE +3.2" in md
-    assert "- **small** vs baseline: no real difference; mwe MWE +0.9 (within the spread)" in md
-    assert "- **lucky** vs baseline: no real difference; mwe MWE +0.5 (within the spread)" in md
+    assert "| **baseline seed spread** (baseline) | | 1.0 |" in md
+    assert "- **good** vs baseline: real differences: mwe MWE +3.2; every seed above every baseline seed: mwe MWE" in md
+    assert ("- **small** vs baseline: no real difference; every seed above every baseline seed: mwe MWE; "
+            "mwe MWE +0.9 (within the baseline's spread)") in md
+    assert "- **lucky** vs baseline: no real difference; mwe MWE +0.5 (within the baseline's spread)" in md
 
 
 def test_a_loss_is_real_only_in_its_own_direction():

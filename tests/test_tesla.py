@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mwemt.errors import InputError, MwemtError
+from mwemt.evaluate.compositionality_table import CompositionalityTable
 from mwemt.evaluate.similarity import english_wordnet
-from mwemt.evaluate.tesla import CompositionalityTable, Tesla
+from mwemt.evaluate.tesla import Tesla
 from mwemt.formats import read_compositionality
 from mwemt.preprocess.annotate import load_lexicon
 

@@ -131,7 +131,8 @@ _PATH_HINTS = {
 # Arguments that name files a command writes. Every other argument naming an existing file is an
 # input; `check_output_paths` refuses an output that is an input (or another output) before any
 # work, and `mwemt.fileio.atomic_write` refuses it again at write time, however the file was named.
-OUTPUT_ARGUMENTS = ("output", "out", "report", "json", "sentence_scores", "destdir", "workdir", "run_dir")
+OUTPUT_ARGUMENTS = ("output", "out", "report", "json", "sentence_scores", "destdir", "workdir", "run_dir",
+                    "constraint_tuning", "save_filters")
 
 
 def refuse_undecodable_arguments(args: argparse.Namespace) -> None:

@@ -68,7 +68,9 @@ class Number:
 
     def describe(self) -> str:
         """``an integer from 1 to 16, or -1 (all)``: what the option expects."""
-        text = f"{'an integer' if self.kind is int else 'a number'} {self.range_text()}"
+        unbounded = self.minimum is None and self.maximum is None and self.above is None
+        kind = "an integer" if self.kind is int else "a finite number" if unbounded else "a number"
+        text = f"{kind} {self.range_text()}" if not unbounded or self.why else kind
         for value, meaning in self.special:
             text += f", or {_fmt(value)} ({meaning})"
         return text

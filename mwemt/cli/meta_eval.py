@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from mwemt.cli.argtypes import int_range, seed
+from mwemt.cli.argtypes import int_range, language_code, seed
 from mwemt.errors import MwemtError
 
 HUMAN_FORMAT_HELP = """\
@@ -112,7 +112,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=seed(), default=12345, help="bootstrap and permutation seed (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="write JSON with provenance instead of a table")
     p.add_argument("--output", "-o", default="-", help="output file, written atomically (default: stdout)")
-    sub = p.add_subparsers(dest="action", metavar="[extract]", required=False)
+    sub = p.add_subparsers(dest="action", metavar="[extract|mwe-test|mwe-verdict-train|mwe-agreement]",
+                           required=False)
     e = sub.add_parser("extract", help="write the texts of an MQM file as files for `mwemt score`",
                        description="Write the sources, references and hypotheses an MQM file carries as "
                                    "line-aligned files, with the segment ids in ids.txt.",
@@ -124,6 +125,90 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "(default: the one system named like ref, ref-A...)")
     e.add_argument("--source-text", metavar="PATH", help="source text, one segment per line, to find segments in")
     e.add_argument("--reference-text", metavar="PATH", help="references parallel to --source-text")
+    _configure_mwe(sub)
+
+
+MWE_TEST_EPILOG = """\
+Turns an MQM file with error spans (wmt-mqm-errors or marot-sxs) into MWE verdicts: the source MWEs of
+--lexicon (the OEWN look-up, judged in context as test-set building does), their target words from the
+alignment of each system's line to the source (the MWE score's aligner), verdict N when a rater marked an
+Accuracy or Fluency error span over those words (or an omission span over the MWE's source words), Y when
+no error span of any kind covers them; rows with no aligned words, or with only other kinds of errors
+(Terminology, Style...) over them, are left out and counted. Each MWE's reference translation is taken
+from the reference system's aligned line. Writes testset.jsonl, hyp/SYSTEM.txt, verdicts.tsv and
+manifest.json (counts of every row left out, by reason).
+
+example:
+  mwemt meta-eval mwe-test --mqm mqm_ted_ende.tsv --lexicon oewn_english_mwe_lemmas.tsv --lang de --out ende-mwe/"""
+
+MWE_AGREEMENT_EPILOG = """\
+Prints AUC and point-biserial r (95% CIs: bootstrap over sentences) of the MWE verdict, today's mwe and
+mwe-p, and sentence chrF against the people's verdicts: the adjudicated TED EN->IT checks (all, and those
+whose reference the annotators checked), the verdict cross-validated by sentence with fixed folds; and
+with --mqm, an MQM file's MWE verdicts (`mwe-test`), judged by the model fitted on EN->IT alone (--model,
+default the bundled one), which never sees those rows. The targets of issue 41 are reported as met or not.
+
+example:
+  mwemt meta-eval mwe-agreement --it-checks test_ted.mwe_pairs.tsv --dictionary en-ita.multiwordnet.tsv \\
+      --mqm mqm_ted_ende.tsv --lexicon oewn_english_mwe_lemmas.tsv"""
+
+MWE_TRAIN_EPILOG = """\
+Fits the MWE verdict's logistic regression on every adjudicated TED EN->IT check (features:
+mwemt.evaluate.mwe_verdict.FEATURES; each line aligned as the MWE scores align, the table of the test's own
+source/reference alignment, --dictionary for the literal signal) and writes it as JSON with its
+cross-validated agreement (fixed folds by sentence id). The bundled model is
+mwemt/data/evaluate/mwe-verdict.en-it.json.
+
+example:
+  mwemt meta-eval mwe-verdict-train --it-checks test_ted.mwe_pairs.tsv --dictionary en-ita.multiwordnet.tsv \\
+      -o mwemt/data/evaluate/mwe-verdict.en-it.json"""
+
+
+def _configure_mwe(sub) -> None:
+    from mwemt.evaluate.bootstrap import MAX_SAMPLES, MIN_SAMPLES
+
+    fmt = argparse.RawDescriptionHelpFormatter
+    t = sub.add_parser("mwe-test", help="turn an MQM file into an MWE agreement test (verdicts per MWE)",
+                       description="Turn an MQM file with error spans into MWE verdicts (Y/N per source MWE "
+                                   "and system line).", epilog=MWE_TEST_EPILOG, formatter_class=fmt)
+    _mqm_args(t, required=True)
+    t.add_argument("--out", "-o", required=True, metavar="DIR", help="output directory")
+    tr = sub.add_parser("mwe-verdict-train", help="fit the MWE verdict model on the TED EN->IT checks",
+                        description="Fit the MWE verdict's model on the adjudicated TED EN->IT checks.",
+                        epilog=MWE_TRAIN_EPILOG, formatter_class=fmt)
+    _it_args(tr, required=True)
+    tr.add_argument("--output", "-o", required=True, metavar="FILE", help="the model (JSON), written atomically")
+    a = sub.add_parser("mwe-agreement", help="agreement of the MWE verdict, mwe, mwe-p and chrF with people's "
+                                             "MWE verdicts (EN->IT checks, MQM spans)",
+                       description="Print the agreement of MWE scores with human MWE verdicts.",
+                       epilog=MWE_AGREEMENT_EPILOG, formatter_class=fmt)
+    _it_args(a, required=True)
+    _mqm_args(a, required=False)
+    a.add_argument("--model", metavar="FILE", help="the verdict model judging the MQM rows (default: the bundled "
+                                                    "one, fitted on the EN->IT checks)")
+    a.add_argument("--bootstrap", type=int_range(MIN_SAMPLES, MAX_SAMPLES, special={0: "no intervals"}),
+                   default=1000, help="bootstrap resamples of sentences for the 95%% CIs (default: %(default)s)")
+    a.add_argument("--seed", type=seed(), default=12345, help="bootstrap seed (default: %(default)s)")
+    a.add_argument("--json", action="store_true", help="write JSON with provenance instead of the table")
+    a.add_argument("--output", "-o", default="-", help="output file, written atomically (default: stdout)")
+
+
+def _it_args(p: argparse.ArgumentParser, required: bool) -> None:
+    p.add_argument("--it-checks", required=required, metavar="TSV",
+                   help="the TED EN->IT MWE checks (test_ted.mwe_pairs.tsv of the Zaninello & Birch data)")
+    p.add_argument("--dictionary", metavar="PATH", help="EN->IT bilingual dictionary for the literal signal "
+                                                         "(e.g. en-ita.multiwordnet.tsv; default: none)")
+
+
+def _mqm_args(p: argparse.ArgumentParser, required: bool) -> None:
+    p.add_argument("--mqm", required=required, metavar="TSV", help="MQM file with error spans (wmt-mqm-errors or "
+                                                                    "marot-sxs)")
+    p.add_argument("--lexicon", metavar="PATH", help="source MWE lexicon (e.g. oewn_english_mwe_lemmas.tsv); "
+                                                      "required with --mqm")
+    p.add_argument("--lang", default="de", type=language_code, help="target language of the MQM file "
+                                                                     "(default: %(default)s)")
+    p.add_argument("--reference-system", metavar="NAME",
+                   help="the rated system whose lines are the references (default: the one named like ref)")
 
 
 def _metric_name(spec: str) -> tuple[str, str]:
@@ -141,7 +226,99 @@ def _metric_name(spec: str) -> tuple[str, str]:
 def run(args: argparse.Namespace) -> int:
     if args.action == "extract":
         return _extract(args)
+    if args.action == "mwe-test":
+        return _mwe_test(args)
+    if args.action == "mwe-verdict-train":
+        return _mwe_verdict_train(args)
+    if args.action == "mwe-agreement":
+        return _mwe_agreement(args)
     return _meta_eval(args)
+
+
+def _mqm_test(args: argparse.Namespace):
+    from mwemt.evaluate.mqm_mwe import MqmMweRules, mqm_judgements, source_annotator
+
+    if not args.lexicon:
+        raise MwemtError("--mqm needs --lexicon: the source MWE lexicon (e.g. oewn_english_mwe_lemmas.tsv)")
+    say = lambda msg: print(f"mwemt meta-eval: {msg}", file=sys.stderr)  # noqa: E731
+    return mqm_judgements(args.mqm, source_annotator(args.lexicon), tgt_lang=args.lang,
+                          rules=MqmMweRules(reference_system=args.reference_system), progress=say)
+
+
+def _mwe_test(args: argparse.Namespace) -> int:
+    from mwemt.evaluate.mqm_mwe import write_judgements
+    from mwemt.provenance import manifest, write_json
+
+    judgements = _mqm_test(args)
+    paths = write_judgements(args.out, judgements)
+    write_json(Path(args.out) / "manifest.json", manifest(
+        "meta-eval-mwe-test", inputs={"mqm": args.mqm, "lexicon": args.lexicon},
+        config={k: v for k, v in vars(args).items() if not k.startswith("_")},
+        counts=judgements.counts, alignment=judgements.alignment, files={k: str(v) for k, v in paths.items()}))
+    print(f"{judgements.summary()}; wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _it_features(args: argparse.Namespace):
+    from mwemt.evaluate.mwe_agreement import prepare_it_checks, verdict_features, verdict_scorer
+
+    dictionary, name = _dictionary(args.dictionary)
+    it = prepare_it_checks(args.it_checks)
+    return it, verdict_features(it, verdict_scorer(it, dictionary=dictionary, dictionary_name=name)), name
+
+
+def _dictionary(path: str | None):
+    if not path:
+        return None, ""
+    from mwemt.evaluate.liter import word_dictionary
+    from mwemt.testsets.mwe_table import read_dictionary
+
+    return word_dictionary(read_dictionary(path, min_words=1)), Path(path).name
+
+
+def _mwe_verdict_train(args: argparse.Namespace) -> int:
+    from mwemt.evaluate.mwe_agreement import train_verdict
+
+    it, X, dictionary = _it_features(args)
+    model, _ = train_verdict(it, X, extra_meta={"dictionary": dictionary or "none",
+                                                "table": "the test's own source/reference alignment"})
+    model.write(args.output)
+    cv = model.meta["cross_validation"]
+    print(f"{it.summary()}; cross-validated AUC {cv['auc']:.3f}, r {cv['point_biserial_r']:.3f}; "
+          f"model {model.name}@{model.fingerprint()} written to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _mwe_agreement(args: argparse.Namespace) -> int:
+    from mwemt.evaluate.mwe_agreement import (
+        agreement_report,
+        format_report,
+        verdict_features,
+        verdict_scorer,
+    )
+    from mwemt.evaluate.mwe_verdict import VerdictModel, bundled_model, cross_validated_probabilities
+    from mwemt.fileio import atomic_write
+    from mwemt.provenance import manifest, write_json
+
+    model = VerdictModel.read(args.model) if args.model else bundled_model()
+    it, X_it, _ = _it_features(args)
+    p_it = cross_validated_probabilities(X_it, it.labels(), it.groups())
+    de = X_de = None
+    if args.mqm:
+        de = _mqm_test(args)
+        X_de = verdict_features(de, verdict_scorer(de, model=model))
+    report = agreement_report(it, X_it, p_it, de, X_de, model, n_boot=args.bootstrap, seed=args.seed)
+    if args.json:
+        inputs = {"it_checks": args.it_checks, **({"mqm": args.mqm, "lexicon": args.lexicon} if args.mqm else {}),
+                  **({"dictionary": args.dictionary} if args.dictionary else {}),
+                  **({"model": args.model} if args.model else {})}
+        write_json(args.output, {**report.as_dict(), "provenance": manifest(
+            "meta-eval-mwe-agreement", inputs=inputs, seed=args.seed,
+            config={k: v for k, v in vars(args).items() if not k.startswith("_") and k != "output"})})
+    else:
+        with atomic_write(args.output) as fh:
+            fh.write(format_report(report))
+    return 0
 
 
 def _meta_eval(args: argparse.Namespace) -> int:

@@ -44,10 +44,12 @@ examples:
   mwemt score --hyp base=base.en --hyp comp=comp.en --ref ref.en --metrics bleu,tesla,tesla-comp \\
       --compositionality comp.tsv --paired-bs --json -o scores.json
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --sentence-scores seg/
-      # aligns sys.it to the test set's sources (eflomal, cached), scores each MWE against the words
-      # aligned to it, and writes seg/mwe.seg.tsv: system, seg_id, score (input of meta-eval)
+      # aligns each line of sys.it to its source alone (a lexical model learned from the test set's
+      # sources and references, cached), scores each MWE against the words aligned to it, and writes
+      # seg/mwe.seg.tsv: system, seg_id, score (input of meta-eval)
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --extra train.en train.it
-      # the same, with extra parallel text for better alignment statistics
+      # the same, with extra parallel text for better alignment statistics (--align eflomal: eflomal
+      # aligns each system's file as a whole, as before; not line-stable)
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align sys.align   # given links
   mwemt score --hyp A=hyps/A.t.txt --align alignments/A.t.align.gz --hyp B=hyps/B.t.txt \
       --align alignments/B.t.align.gz --testset refs/t.jsonl --metrics mwe --lang it
@@ -94,9 +96,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hyp-tokenized", action="store_true",
                    help="MWE score: hypotheses are already tokenized (split on spaces, no Moses)")
     g = p.add_argument_group("MWE score")
-    g.add_argument("--align", action="append", metavar="eflomal|none|PATH",
-                   help="MWE scores: 'eflomal' (default) aligns each hypothesis to the test set's sources "
-                        "with the project's aligner, 'none' searches the whole hypothesis, PATH gives Pharaoh "
+    g.add_argument("--align", action="append", metavar="lex|eflomal|none|PATH",
+                   help="MWE scores: 'lex' (default) aligns each hypothesis line to its source alone, with a "
+                        "lexical model learned once per test set from its sources and references (and --extra): "
+                        "a line's score depends on that line alone; 'eflomal' aligns each system's file as a "
+                        "whole (not seeded: not line-stable); 'none' searches the whole hypothesis; PATH gives Pharaoh "
                         "i-j links source->hypothesis (one file per --hyp, in order; .gz read as the text "
                         "inside; a first line '# aligner: DESC' names the aligner, which the signature then "
                         "says instead of align:given, and a line 'skipped' a sentence it could not align, "
@@ -167,10 +171,10 @@ def default_match_text() -> str:
 
 
 def align_mode(args: argparse.Namespace) -> str:
-    """'eflomal', 'none' or 'files' (one Pharaoh file per --hyp)."""
+    """'lex', 'eflomal', 'none' or 'files' (one Pharaoh file per --hyp)."""
     if not args.align:
-        return "eflomal"
-    if len(args.align) == 1 and args.align[0] in ("eflomal", "none") and not Path(args.align[0]).exists():
+        return "lex"
+    if len(args.align) == 1 and args.align[0] in ("lex", "eflomal", "none") and not Path(args.align[0]).exists():
         return args.align[0]
     return "files"
 
@@ -192,7 +196,10 @@ SETTING_OPTIONS = {"lowercase": "lowercase", "mwe_case_sensitive": "mwe_case_sen
                    "mwe_table_min_count": "mwe_table_min_count", "dictionary": "dictionary",
                    "dictionary_format": "dictionary_format", "terms": "terms", "term_match": "term_match",
                    "compositionality": "compositionality", "tesla_lexicon": "tesla_lexicon",
-                   "tesla_default": "tesla_default", "no_wordnet": "tesla_wordnet"}
+                   "tesla_default": "tesla_default", "no_wordnet": "tesla_wordnet",
+                   "hyp_tokenized": "mwe_pretokenized", "src_lang": "mwe_align", "extra_max": "mwe_align",
+                   "symmetrization": "mwe_align", "samplers": "mwe_align", "cache": "mwe_align",
+                   "no_cache": "mwe_align"}
 
 
 def _unread_settings(args: argparse.Namespace, metrics: Sequence[str]) -> None:
@@ -226,6 +233,10 @@ def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
     if args.mwe_alternatives != "none" and "mwe-alts" not in metrics:   # its own message: mwe is single-reference
         mwe_table_options(args, metrics)
     _unread_settings(args, metrics)
+    if args.mwe_wordnet and not getattr(_matching(args), "synonyms", None):   # read only by synonym matching
+        raise MwemtError(f"--mwe-wordnet is read only by synonym matching, which --mwe-match "
+                         f"({args.mwe_match or default_match_text()}) does not ask for: add synonyms=C to "
+                         "--mwe-match, or drop --mwe-wordnet")
     if mode == "files" and len(args.align) != len(args.hyp):
         raise MwemtError(f"{len(args.align)} --align files for {len(args.hyp)} --hyp files; give one per system")
     if args.mwe_compat and (args.align and mode != "none" or args.mwe_match or args.mwe_precision
@@ -234,8 +245,11 @@ def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
                          "--mwe-match, --mwe-precision or --mwe-window")
     if args.mwe_window is not None and args.mwe_window < 0:
         raise MwemtError("--mwe-window must be 0 or more")
-    if (args.extra or args.extra_tsv) and mode != "eflomal":
-        raise MwemtError("--extra/--extra-tsv add statistics to the aligner; they need --align eflomal (the default)")
+    if (args.extra or args.extra_tsv) and mode not in ("lex", "eflomal"):
+        raise MwemtError("--extra/--extra-tsv add statistics to the aligner; they need --align eflomal or lex "
+                         "(the default)")
+    if args.samplers != _defaults().get("samplers") and mode != "eflomal":
+        raise MwemtError("--samplers sets eflomal's samplers; it needs --align eflomal")
     mwe_table_options(args, metrics)   # --mwe-alternatives and its table, before any file is read
 
 
@@ -291,14 +305,14 @@ def _align_settings(args: argparse.Namespace, metrics: list[str]):
 
     mode = align_mode(args)
     window = {} if args.mwe_window is None else {"window": args.mwe_window}
-    if mode != "eflomal" or not _aligned_metrics(metrics) or args.mwe_compat:
-        return MweAlignSettings("none" if mode == "none" else "eflomal", **window)
+    if mode not in ("lex", "eflomal") or not _aligned_metrics(metrics) or args.mwe_compat:
+        return MweAlignSettings("none" if mode == "none" else "lex", **window)
     config, cache = aligner_settings(args)
     extra = read_extra_args(args, args.src_lang, args.lang)
     name = ""
     if extra is not None:
         name = Path(args.extra[1] if args.extra else args.extra_tsv).name
-    return MweAlignSettings("eflomal", extra=extra, extra_name=name, cache_dir=cache, config=config,
+    return MweAlignSettings(mode, extra=extra, extra_name=name, cache_dir=cache, config=config,
                             symmetrization=args.symmetrization, **window)
 
 
@@ -379,6 +393,30 @@ def _report_tokenized(inputs, metrics: Sequence[str]) -> None:
                   "(' .'): BLEU on tokenized text is not comparable with BLEU on detokenized text", file=sys.stderr)
 
 
+def _report_two_references(args: argparse.Namespace, inputs, metrics: Sequence[str]) -> None:
+    """On stderr: --ref and the --testset's references differ, and the metrics scored read both (text metrics
+    --ref, the test set's metrics its own items): say which reads which."""
+    from mwemt.evaluate.base import REFERENCE_MWES
+    from mwemt.evaluate.registry import metric_class
+
+    if not (args.ref and inputs.testset is not None):
+        return
+    by_kind = {kind: [m for m in metrics if (metric_class(m).reference_kind == REFERENCE_MWES) == kind]
+               for kind in (False, True)}
+    if not (by_kind[False] and by_kind[True]):
+        return
+    def bare(text: str) -> str:   # a tokenized test set's reference is the same sentence as the detokenized one
+        return "".join(text.split())
+
+    differ = [k + 1 for k, (a, b) in enumerate(zip(inputs.refs, (it.reference for it in inputs.testset)))
+              if bare(a) != bare(b)]
+    if differ or len(inputs.refs) != len(inputs.testset):
+        where = f"on {len(differ)} line(s) (first: line {differ[0]})" if differ else "in length"
+        print(f"mwemt score: note: --ref {args.ref} and the references of --testset {args.testset} differ {where}: "
+              f"{', '.join(by_kind[False])} score against --ref, {', '.join(by_kind[True])} against the test set's "
+              "items", file=sys.stderr)
+
+
 def _report_mwe_notes(run) -> None:
     """On stderr: MWEs the compatibility mode left out as NaN, sentences the aligner skipped."""
     import sys
@@ -439,6 +477,7 @@ def run(args: argparse.Namespace) -> int:
         check_sentence_score_keys(inputs)   # before any work: rows that meta-eval could not read back
     _report_normalized(inputs)
     _report_tokenized(inputs, metrics)
+    _report_two_references(args, inputs, metrics)
     result = _score(args, inputs, metrics)
     _report_mwe_notes(result)
     if args.sentence_scores:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from mwemt.cli.argtypes import int_range, non_negative_int, positive_int, seed, workers
-from mwemt.nmt.constraints import CONSTRAINT_MODES
+from mwemt.nmt.constraints import CONSTRAINT_MODES, ConstraintOptions
 from mwemt.nmt.translate import DECODE_PRECISIONS, INPUT_FORMATS, SOURCE_MWES
 from mwemt.processes import DEVICES
 
@@ -93,7 +93,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "translations qualify while dictionary is among --constraint-sources (default: %(default)s)")
     p.add_argument("--constraint-sources", nargs="+", default=["aligned", "dictionary"],
                    choices=["aligned", "dictionary"], help="table translations used as constraints (default: both)")
-    p.add_argument("--constraint-candidates", type=positive_int(), default=3, metavar="N",
+    p.add_argument("--constraint-candidates", type=positive_int(), default=ConstraintOptions.candidates, metavar="N",
                    help="judged: candidate translations per MWE, each decoded once (default: %(default)s)")
     p.add_argument("--constraint-threshold", default=None, metavar="DROP|FILE",
                    help="judged: the largest drop of the length-normalized model score (log-probability per token) "
@@ -104,7 +104,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "then translate --input with it")
     p.add_argument("--constraint-tuning", default=None, metavar="FILE",
                    help="with --constraint-tune: write the tuning record (threshold, BLEU curve) here")
-    p.add_argument("--constraint-mwe-context", default="bundled", metavar="bundled|none|PATH",
+    p.add_argument("--constraint-mwe-context", default=ConstraintOptions.mwe_context, metavar="bundled|none|PATH",
                    help="judged: the MWE-in-context classifier that decides which table matches are MWEs "
                         "(default: the bundled English OEWN model at its own threshold; none: every match)")
     p.add_argument("--threads", type=workers(zero="one per core"), default=1,
@@ -120,12 +120,29 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mwemt.fileio import read_lines, write_lines
+    from mwemt.nmt.modeldir import find_checkpoint, read_preprocess
     from mwemt.nmt.translate import Translator, check_source_lengths
 
     source = "<stdin>" if args.input == "-" else args.input
     lines = read_lines(args.input)
-    check_source_lengths(lines, source)  # before the model loads: a line too long to decode is refused now
-    options = constraint_options(args)   # so are inconsistent --constraint* options
+    # everything that can be checked without the model is checked before it loads (seconds to minutes)
+    check_source_lengths(lines, source)  # a line too long to decode
+    options = constraint_options(args)   # inconsistent --constraint* options, a bad threshold or record
+    read_preprocess(args.model)          # a model directory that is none
+    find_checkpoint(args.model, args.checkpoint)
+    table = validation = None
+    if args.constraints:
+        from mwemt.nmt.constraints import constraint_table
+
+        table = constraint_table(args.constraints)      # a table that is not one, or has nothing to constrain
+        if args.constraint_tune:
+            validation = read_validation(args.constraint_tune)
+    if not any(line.strip() for line in lines) and validation is None:
+        write_lines(args.output, ["" for _ in lines])
+        print(f"mwemt translate: note: {source} has no line to translate ({len(lines)} line(s), none with text): "
+              "the model was not loaded" + (f"; {args.output} has as many empty lines"
+                                            if lines and args.output != "-" else ""), file=sys.stderr)
+        return 0
     translator = Translator.load(args.model, checkpoint=args.checkpoint, threads=args.threads or None,
                                  lexicon=args.lexicon, device=args.device,
                                  precision=args.precision)
@@ -143,9 +160,14 @@ def run(args: argparse.Namespace) -> int:
     if args.constraints:
         from mwemt.nmt.constraints import constrained_translate
 
-        if args.constraint_tune:
-            options = tune(args, translator, options, decode)
-        hyps, report = constrained_translate(translator, lines, args.constraints, options,
+        if validation is not None:
+            options = tune(args, translator, table, options, decode, validation)
+        if not any(line.strip() for line in lines):   # tuned only: nothing to translate
+            write_lines(args.output, ["" for _ in lines])
+            print(f"mwemt translate: note: {source} has no line to translate: only the threshold was tuned",
+                  file=sys.stderr)
+            return 0
+        hyps, report = constrained_translate(translator, lines, table, options,
                                              input_format=args.input_format, source=source, **decode)
         print(f"mwemt translate: {report.summary()}", file=sys.stderr)
         failed = report.lines_decoded_without_constraints
@@ -162,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
 def constraint_options(args: argparse.Namespace):
     """The --constraint* options as one checked `ConstraintOptions` (refused before any decoding)."""
     from mwemt.errors import MwemtError
-    from mwemt.nmt.constraints import ConstraintOptions, read_threshold
+    from mwemt.nmt.constraints import ConstraintOptions, parse_threshold
 
     judged = args.constraint_mode == "judged"
     if args.constraints and args.sampling:
@@ -171,6 +193,13 @@ def constraint_options(args: argparse.Namespace):
                         ("--constraint-tuning", args.constraint_tuning)):
         if given is not None and not (judged and args.constraints):
             raise MwemtError(f"{name} judges constraints: it needs --constraints TABLE --constraint-mode judged")
+    # the options only judged constraints read: set away from their defaults in another mode, they are refused
+    # (as --constraint-threshold is), not ignored
+    for name, dest, default in (("--constraint-candidates", "constraint_candidates", ConstraintOptions.candidates),
+                                ("--constraint-mwe-context", "constraint_mwe_context", ConstraintOptions.mwe_context)):
+        if getattr(args, dest) != default and not (judged and args.constraints):
+            raise MwemtError(f"{name} judges constraints: it needs --constraints TABLE --constraint-mode judged "
+                             f"(forced constraints read neither candidates nor an MWE-in-context model)")
     if judged and args.constraints and (args.constraint_threshold is None) == (args.constraint_tune is None):
         raise MwemtError("--constraint-mode judged needs its threshold: --constraint-tune VALID_SRC VALID_REF (tuned "
                          "on the validation split) or --constraint-threshold DROP|FILE, one of them")
@@ -178,29 +207,39 @@ def constraint_options(args: argparse.Namespace):
         raise MwemtError("--constraint-tuning writes what --constraint-tune found: give --constraint-tune too")
     threshold = None
     if args.constraint_threshold is not None:
-        try:
-            threshold = float(args.constraint_threshold)
-        except ValueError:
-            threshold = read_threshold(args.constraint_threshold)
+        threshold = parse_threshold(args.constraint_threshold, "--constraint-threshold")
     return ConstraintOptions(args.constraint_mode, min_count=args.constraint_min_count,
                              sources=tuple(args.constraint_sources), candidates=args.constraint_candidates,
                              threshold=threshold, mwe_context=args.constraint_mwe_context)
 
 
-def tune(args: argparse.Namespace, translator, options, decode: dict):
-    """``options`` with the threshold tuned on the --constraint-tune validation pair (and its record written)."""
-    from dataclasses import replace
-
+def read_validation(pair) -> tuple[list[str], list[str]]:
+    """The --constraint-tune validation pair, read and checked before the model loads: both files readable, one
+    reference per source line, and at least one source line with text."""
     from mwemt.errors import InputError
     from mwemt.fileio import read_lines
-    from mwemt.nmt.constraints import tune_threshold, write_threshold
 
-    src, ref = args.constraint_tune
+    src, ref = pair
     sources, references = read_lines(src), read_lines(ref)
     if len(sources) != len(references):
         raise InputError(f"{len(references)} reference lines for {len(sources)} source lines ({src})", ref,
                          expected="one reference per validation source line")
-    record = tune_threshold(translator, sources, references, args.constraints, options,
+    if not any(line.strip() for line in sources):
+        raise InputError("the validation source has no line with text: there is nothing to tune the threshold on",
+                         src, expected="the validation split's source sentences, one per line (--constraint-tune "
+                                       "VALID_SRC VALID_REF)")
+    return sources, references
+
+
+def tune(args: argparse.Namespace, translator, table, options, decode: dict, validation):
+    """``options`` with the threshold tuned on the --constraint-tune validation pair (and its record written)."""
+    from dataclasses import replace
+
+    from mwemt.nmt.constraints import tune_threshold, write_threshold
+
+    src, ref = args.constraint_tune
+    sources, references = validation
+    record = tune_threshold(translator, sources, references, table, options, source=src,
                             **{k: v for k, v in decode.items() if k != "progress"})
     record["validation"] = {"source": src, "reference": ref}
     if args.constraint_tuning:

@@ -11,7 +11,7 @@ references is dropped.
 ``rescale`` spreads the predictions over [0, 1] (`mwemt.compositionality.predict.rescale`): raw
 PPMI cosines sit low (most below 0.3), which turns a "compositional" MWE into one that loses most
 of its credit. Which scaling and which default weight work best was measured on the WMT23 ZH-EN
-MQM set (README, docs/tesla.md).
+MQM set (studies/meta-evaluation/README.md, docs/tesla.md).
 """
 
 from __future__ import annotations

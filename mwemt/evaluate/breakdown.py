@@ -3,7 +3,7 @@
 Why: an MWE-aware system should help most where a word-by-word translation fails, i.e. on the
 least compositional MWEs. Splitting the test sentences by how compositional their MWEs are
 predicted to be (a ``mwe<TAB>score`` table, e.g. the ``ted-en.tsv`` that
-``scripts/compositionality_report.py`` writes from corpus vectors) answers that question with the
+``results/compositionality/scripts/compositionality_report.py`` writes from corpus vectors) answers that question with the
 same statistics the corpus score uses: each group is scored from the subset of its sentences'
 statistics, and every system is tested against the baseline by a paired bootstrap on that subset.
 

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 from mwemt.errors import InputError, MwemtError
 from mwemt.evaluate.base import REFERENCE_MWES, Metric
+from mwemt.evaluate.compositionality_table import CompositionalityTable
 from mwemt.evaluate.mwe_score import Alignment, read_alignments
 from mwemt.records import TestItem, TestMwe
 
 if TYPE_CHECKING:
-    from mwemt.evaluate.tesla import CompositionalityTable
     from mwemt.preprocess.lexicon import Lexicon
 
 PathLike = str | Path
@@ -249,8 +249,6 @@ def load_score_inputs(hyps: Sequence[tuple[str, PathLike]], *, ref: PathLike | N
         lex = load_lexicon(lexicon, lexicon_format, lang=lang, side="target")
         sources["lexicon"] = str(lexicon)
     if compositionality is not None:
-        from mwemt.evaluate.tesla import CompositionalityTable
-
         table = CompositionalityTable.from_file(compositionality)
         sources["compositionality"] = str(compositionality)
     segment_ids = None

@@ -5,7 +5,7 @@ Why: the published score charges the character edit distance between a reference
 closest hypothesis word. That gives no credit to a correct synonym and little to another
 inflection, and charges an elided article (*dell'*) against its full form (*della*) as a
 different word. Each extension below is a switch of `MweMatching`, named in the signature, and
-chosen by measurement against human verdicts (``scripts/mwe_score_human.py``):
+chosen by measurement against human verdicts (``studies/mwe-test-and-score/mwe_score_human.py``):
 
 - ``lemma``: a reference and a hypothesis word with the same lemma (simplemma, target language) are
   charged ``lemma_charge`` (a fraction of a miss, e.g. 0.5 for *sostenibile* vs *sostenibili*), or

@@ -104,6 +104,7 @@ class MwePrecisionScore(MweScore):
     key = "mwe-p"
     name = "MWE-P"     # the table label and the signature's name
     reads_reference_sentence = True
+    reads = MweScore.reads - {"mwe_precision"}   # `mwemt score` refuses --mwe-precision with mwe-p alone
 
     def __init__(self, lang: str = "it", *, waste: float = DEFAULT_WASTE, **kwargs) -> None:
         if kwargs.get("precision"):

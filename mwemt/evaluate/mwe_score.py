@@ -3,9 +3,12 @@ hypothesis uses for each source MWE come to the MWE's reference translation.
 
 Why alignment: the published score looks for the closest hypothesis word to each reference word
 anywhere in the sentence, so a word of the reference translation that turns up elsewhere earns
-credit. By default the hypothesis is word-aligned to the source sentence with the project's one
-aligner (`mwemt.testsets.align`, eflomal, cached), and each MWE is scored only against the
-hypothesis words aligned to its source tokens (``align="eflomal"``), and the first place where
+credit. By default the hypothesis is word-aligned to the source sentence, line by line, by the
+lexical aligner (`mwemt.testsets.lexalign`: a model learned once per test from the test's own
+source and reference sentences, then each (source, hypothesis) pair aligned alone, so a line's
+links and score depend on that line alone; ``align="lex"``; ``align="eflomal"`` aligns each
+system's file as a whole with eflomal instead, not line-stable: `hypothesis_alignments`), and each
+MWE is scored only against the hypothesis words aligned to its source tokens, and the first place where
 its reference translation itself occurs in the hypothesis (its words in a row, each run of a
 discontinuous reference in order; signature ``span:ref``), so that a hypothesis identical to its
 reference scores 100 whatever the aligner made of it; given alignments
@@ -49,11 +52,12 @@ Deliberate differences from the authors' scorer (azaninello/MWE_NMT, scripts/sco
 
 from __future__ import annotations
 
+import functools
 import gzip
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -66,11 +70,13 @@ from mwemt.evaluate.mwe_match import MweMatching, WordMatcher
 from mwemt.evaluate.registry import MetricOptions, register_metric
 from mwemt.fileio import atomic_write, iter_lines
 from mwemt.testsets.align import SYMMETRIZATIONS, AlignConfig, eflomal_version
+from mwemt.testsets.lexalign import DEFAULT_LEX_CONFIG, LexAlignConfig
 from mwemt.preprocess.tokenize import split_apostrophes, tokenize
 from mwemt.records import TestMwe
 
 AVERAGES = ("sentence", "mwe")
-ALIGN_MODES = ("eflomal", "none")
+ALIGNERS = ("lex", "eflomal")      # the modes that align (`hypothesis_alignments`); "lex" is line-stable
+ALIGN_MODES = (*ALIGNERS, "none")
 # Where an MWE's acceptable translations besides its reference come from (``alternatives``):
 # none (the single reference), the test set's own (TestMwe.alternatives), or those plus an MWE
 # translation table's (mwemt.testsets.mwe_table) for the MWE's type.
@@ -78,12 +84,12 @@ ALTERNATIVE_MODES = ("none", "testset", "table")
 Alignment = Sequence[tuple[int, int]]
 
 # The defaults, chosen by agreement with the human verdicts on the TED EN-IT MWEs
-# (scripts/mwe_score_human.py; docs/evaluate.md has the ablation table).
+# (studies/mwe-test-and-score/mwe_score_human.py; docs/evaluate.md has the ablation table).
 DEFAULT_MATCHING = MweMatching(near_miss=0.75, order=1.0)
 DEFAULT_PRECISION = 0.0
 DEFAULT_WINDOW = 1
-# One eflomal sampler: on the TED MWEs as good as three (AUC 0.710 vs 0.713) and three times faster
-# (bench/mwe_score_speed.py); test-set building keeps the aligner's own default.
+# One eflomal sampler (``align="eflomal"``): on the TED MWEs as good as three (AUC 0.710 vs 0.713) and
+# three times faster (bench/mwe_score_speed.py); test-set building keeps the aligner's own default.
 DEFAULT_ALIGN_CONFIG = AlignConfig(samplers=1)
 
 
@@ -100,24 +106,29 @@ class AlignmentError(ValueError):
 
 @dataclass(frozen=True)
 class MweAlignSettings:
-    """How the MWE score gets its alignments when none are given.
+    """How the MWE score gets its alignments when none are given (`hypothesis_alignments`).
 
-    ``mode``: ``eflomal`` (align each hypothesis to its source with `mwemt.testsets.align.align`)
-    or ``none`` (no alignment: search the whole hypothesis). ``extra``: extra parallel text
-    (source token lists, target token lists) for the aligner's statistics, named in the signature
-    by ``extra_name``. ``cache_dir``: the alignment cache (None: no cache). ``config`` and
-    ``symmetrization``: the aligner's settings. ``window``: an MWE's candidate hypothesis words are
-    those aligned to its source tokens and the ``window`` tokens on each side of them (given
-    alignments too).
+    ``mode``: ``lex`` (the default: each hypothesis aligned to its source alone, by the lexical model
+    `mwemt.testsets.lexalign` learned once per test from the test's (source, reference) pairs and
+    ``extra``: line-stable and deterministic), ``eflomal`` (each system's hypotheses aligned to
+    their sources as one file with `mwemt.testsets.align.align`, on top of ``extra``: not seeded,
+    and a line's links depend on the file) or ``none`` (no alignment: search the whole hypothesis).
+    ``extra``: extra parallel text (source token lists, target token lists) for the aligner's
+    statistics, named in the signature by ``extra_name``. ``cache_dir``: the alignment cache (None:
+    no cache; it keeps eflomal's links and the lexical models). ``config`` (eflomal), ``lex`` (the
+    lexical aligner) and ``symmetrization``: the aligner's settings. ``window``: an MWE's candidate
+    hypothesis words are those aligned to its source tokens and the ``window`` tokens on each side
+    of them (given alignments too).
     """
 
-    mode: str = "eflomal"
+    mode: str = "lex"
     extra: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = field(default=None, compare=False)
     extra_name: str = ""
     cache_dir: str | Path | None = None
     config: AlignConfig | None = None  # None = DEFAULT_ALIGN_CONFIG
     symmetrization: str = "grow-diag-final-and"
     window: int = DEFAULT_WINDOW
+    lex: LexAlignConfig | None = None  # None = DEFAULT_LEX_CONFIG
 
     def __post_init__(self) -> None:
         if self.mode not in ALIGN_MODES:
@@ -131,13 +142,105 @@ class MweAlignSettings:
     def n_extra(self) -> int:
         return len(self.extra[0]) if self.extra is not None else 0
 
-    def describe(self) -> str:
-        """The signature value of an alignment this mode computes."""
-        c = self.config or DEFAULT_ALIGN_CONFIG
+    def describe(self, test_prior: bool = True) -> str:
+        """The signature value of an alignment this mode computes. For ``lex``, ``prior=`` names what
+        the model learned from: ``test`` (the test's source and reference sentences, ``test_prior``),
+        the extra text by name and size, or ``none``."""
         sym = {"grow-diag-final-and": "gdfa"}.get(self.symmetrization, self.symmetrization)
-        extra = f"{self.extra_name or 'text'}:{self.n_extra}" if self.extra is not None else "0"
+        extra = f"{self.extra_name or 'text'}:{self.n_extra}" if self.extra is not None else ""
+        if self.mode == "lex":
+            prior = "+".join(p for p in ("test" if test_prior else "", extra) if p) or "none"
+            return f"{(self.lex or DEFAULT_LEX_CONFIG).describe()},{sym},prior={prior}"
+        c = self.config or DEFAULT_ALIGN_CONFIG
         return (f"eflomal-{eflomal_version()},m{c.model},s{c.samplers},it{c.iterations:g},"
-                f"null{c.null_prior:g},{sym},extra={extra}")
+                f"null{c.null_prior:g},{sym},extra={extra or '0'}")
+
+
+_EFLOMAL_MEMO: dict[str, object] = {}   # eflomal is not seeded: one alignment per input in a process
+_LEX_MEMO: dict[str, list] = {}         # the lexical aligner's links of one text (a pure function of it)
+
+
+def _lines_key(*parts) -> str:
+    """A hash of strings and lists of token lists, for the memos."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, str):
+            h.update(part.encode("utf-8"))
+        else:
+            for toks in part:
+                h.update("\t".join(toks).encode("utf-8"))
+                h.update(b"\n")
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def hypothesis_alignments(settings: MweAlignSettings, src: Sequence[Sequence[str]], hyp: Sequence[Sequence[str]],
+                          references: Sequence[Sequence[str]] | None = None) -> tuple[list, dict]:
+    """The one way the MWE metrics align: source -> hypothesis links of every sentence under ``settings``
+    (mode ``lex`` or ``eflomal``), symmetrized, one list of (i, j) links per sentence, or None for a
+    sentence the aligner skips (an empty side, or more than `mwemt.testsets.align.MAX_TOKENS` tokens),
+    whose MWEs are then searched in the whole hypothesis; and facts for ``info``.
+
+    ``src``: the source token lists (the test set's tokens, which MWE indices count); ``hyp``: the
+    hypothesis token lists (indices j count them). ``references``: the test's reference sentences as
+    token lists (tokenized like the hypotheses), which with ``settings.extra`` are the prior corpus
+    of the lexical model (``lex``): each line's links are then a function of that line's source and
+    hypothesis alone, whatever the other lines and whichever system wrote them. eflomal ignores
+    ``references`` and aligns the hypotheses as one text. Facts: ``alignment_cached`` (the links
+    or the model came from the cache), ``alignment_skipped`` (sentences not aligned) and
+    ``alignment`` (the signature value of the aligner, `MweAlignSettings.describe`)."""
+    if settings.mode not in ALIGNERS:
+        raise MwemtError(f"MWE alignment mode {settings.mode!r} does not align; use one of {', '.join(ALIGNERS)}")
+    if len(src) != len(hyp):
+        raise ValueError(f"{len(src)} source sentences but {len(hyp)} hypotheses")
+    if settings.mode == "lex":
+        from mwemt.testsets.lexalign import lexical_model
+
+        prior_src: list = list(src) if references is not None else []
+        prior_tgt: list = list(references) if references is not None else []
+        if references is not None and len(references) != len(src):
+            raise ValueError(f"{len(references)} reference sentences but {len(src)} source sentences")
+        if settings.extra is not None:
+            prior_src += list(settings.extra[0])
+            prior_tgt += list(settings.extra[1])
+        model = lexical_model(prior_src, prior_tgt, config=settings.lex or DEFAULT_LEX_CONFIG,
+                              cache_dir=settings.cache_dir)
+        memo = _lines_key(model.key, settings.symmetrization, src, hyp)   # mwe, mwe-p...: one alignment
+        links = _LEX_MEMO.get(memo)
+        if links is None:
+            links = model.align(src, hyp, settings.symmetrization)
+            while len(_LEX_MEMO) >= 64:
+                _LEX_MEMO.pop(next(iter(_LEX_MEMO)))
+            _LEX_MEMO[memo] = links
+        links = list(links)
+        return links, {"alignment_cached": model.cached, "alignment_skipped": sum(x is None for x in links),
+                       "alignment": settings.describe(test_prior=references is not None)}
+    from mwemt.testsets.align import align_directional, cache_key
+
+    config = settings.config or DEFAULT_ALIGN_CONFIG
+    key = cache_key(src, hyp, settings.extra, config)
+    directional = _EFLOMAL_MEMO.get(key)
+    if directional is not None:   # aligned before in this process: as good as cached (the same links)
+        directional = replace(directional, cached=True)
+    else:
+        directional = align_directional(src, hyp, extra=settings.extra, config=config, cache_dir=settings.cache_dir)
+        while len(_EFLOMAL_MEMO) >= 16:
+            _EFLOMAL_MEMO.pop(next(iter(_EFLOMAL_MEMO)))
+        _EFLOMAL_MEMO[key] = directional
+    out: list = directional.symmetrized(src, hyp, settings.symmetrization)
+    for k in directional.skipped:
+        out[k] = None  # not aligned (an empty side, or too long for eflomal): search the whole hypothesis
+    return out, {"alignment_cached": directional.cached, "alignment_skipped": len(directional.skipped),
+                 "alignment": settings.describe()}
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _moses_tokens(text: str, lang: str) -> tuple[str, ...]:
+    """Moses tokens of a test set's reference sentence, remembered: every system and metric of a test
+    aligns with the model of the same references."""
+    return tuple(tokenize(text, lang))
 
 
 def is_word(token: str) -> bool:
@@ -270,8 +373,8 @@ class MweScore(RatioMetric):
     undefined_reason = "no sentence of the test set has an MWE to score"
     reference_kind = REFERENCE_MWES
     uses_alignments = True
-    reads = frozenset({"mwe_case_sensitive", "mwe_average", "mwe_align", "mwe_matching", "mwe_precision",
-                       "mwe_wordnet", "mwe_compat"})
+    reads = frozenset({"mwe_case_sensitive", "mwe_average", "mwe_pretokenized", "mwe_align", "mwe_matching",
+                       "mwe_precision", "mwe_wordnet", "mwe_compat"})
     # whether `mwe_score` reads the reference sentence's words outside the MWE (``other_words``): only
     # then does `score_sentence` tokenize the reference sentence
     reads_reference_sentence: ClassVar[bool] = False
@@ -321,7 +424,6 @@ class MweScore(RatioMetric):
         self.table_name = table_name
         self._ref_cache: dict[str, list[str]] = {}
         self._run_cache: dict[str, tuple[tuple[str, ...], ...]] = {}
-        self._alignments: dict[str, object] = {}  # eflomal is not seeded: one alignment per input here
 
     @classmethod
     def from_options(cls, key: str, options: MetricOptions, inputs=None) -> MweScore:
@@ -333,10 +435,10 @@ class MweScore(RatioMetric):
             wordnet = omw_wordnet(str(options.mwe_wordnet))
         precision = options.mwe_precision if options.mwe_precision is not None else DEFAULT_PRECISION
         align = options.mwe_align
-        if align == "eflomal":  # front ends share the alignment cache: reruns read the same links
+        if align in ALIGNERS:  # front ends share the alignment cache: eflomal's links, the lexical models
             from mwemt.testsets.align import default_cache_dir
 
-            align = MweAlignSettings(cache_dir=default_cache_dir())
+            align = MweAlignSettings(align, cache_dir=default_cache_dir())
         table = None
         alternatives = cls.alternatives_mode(options)
         if alternatives == "table":
@@ -392,24 +494,20 @@ class MweScore(RatioMetric):
         return Counter(self.hyp_words(reference).words)
 
     # -- alignment
-    def align_hypotheses(self, sources: Sequence[str], hyp_tokens: Sequence[Sequence[str]]) -> tuple[list, dict]:
-        """Source (test-set tokens, split on spaces) -> hypothesis token links of every sentence,
-        by the project's aligner, and facts for ``info``. A sentence the aligner skips (an empty
-        side, or longer than eflomal's limit) gets None: its MWEs are searched in the whole
-        hypothesis, and ``alignment_skipped`` counts them."""
-        from mwemt.testsets.align import align_directional, cache_key
+    def align_hypotheses(self, sources: Sequence[str], hyp_tokens: Sequence[Sequence[str]],
+                         references: Sequence[str] | None = None) -> tuple[list, dict]:
+        """Source (test-set tokens, split on spaces) -> hypothesis token links of every sentence by
+        `hypothesis_alignments` under this metric's settings, and facts for ``info``. ``references``:
+        the test's reference sentences (text, Moses-tokenized here), the lexical aligner's prior
+        corpus. A sentence the aligner skips (an empty side, or too long) gets None: its MWEs are
+        searched in the whole hypothesis, and ``alignment_skipped`` counts them."""
+        refs = None if references is None else [self.reference_tokens(r) for r in references]
+        return hypothesis_alignments(self.align, [s.split() for s in sources], hyp_tokens, refs)
 
-        src = [s.split() for s in sources]
-        config = self.align.config or DEFAULT_ALIGN_CONFIG
-        key = cache_key(src, hyp_tokens, self.align.extra, config)
-        directional = self._alignments.get(key)
-        if directional is None:
-            directional = self._alignments[key] = align_directional(
-                src, hyp_tokens, extra=self.align.extra, config=config, cache_dir=self.align.cache_dir)
-        links: list = directional.symmetrized(src, hyp_tokens, self.align.symmetrization)
-        for k in directional.skipped:
-            links[k] = None  # not aligned (an empty side, or too long for eflomal): search the whole hypothesis
-        return links, {"alignment_cached": directional.cached, "alignment_skipped": len(directional.skipped)}
+    def reference_tokens(self, reference: str) -> list[str]:
+        """A reference sentence as the aligner's prior corpus sees it: Moses tokens (idempotent on the
+        tokenized references of a test set such as TED's)."""
+        return list(_moses_tokens(reference, self.lang))
 
     # -- scoring
     def mwe_score(self, ref_words: Sequence[str], candidates: Candidates, other_words: Counter | None) -> float | None:
@@ -526,15 +624,15 @@ class MweScore(RatioMetric):
             if skipped or origin:   # as the aligner reports them
                 info["alignment_skipped"] = skipped
         hyp_tokens = None
-        if alignments is None and self.align.mode == "eflomal" and self.compat is None:
+        if alignments is None and self.align.mode in ALIGNERS and self.compat is None:
             if sources is None:
                 raise MwemtError("alignment-aware MWE scoring needs the source sentences (sources=); "
                                  "or score without alignment (align='none')")
             if len(sources) != len(hyps):
                 raise ValueError(f"{len(sources)} source sentences but {len(hyps)} hypotheses")
             hyp_tokens = [self.moses_tokens(h) for h in hyps]
-            alignments, facts = self.align_hypotheses(sources, hyp_tokens)
-            info.update(aligned="eflomal", **facts)
+            alignments, facts = self.align_hypotheses(sources, hyp_tokens, references)
+            info.update(aligned=self.align.mode, **facts)
         rows = []
         per_mwe: list[float] = []
         counts: dict = {}
@@ -585,7 +683,9 @@ class MweScore(RatioMetric):
                 "nan": "skip", "align": "none", "dist": "levenshtein-char", "cap": "len"})
         tok = "none" if self.pretokenized else f"moses-{self.lang}"
         aligned = "none" if stats is None else stats.info.get("aligned", "none")
-        if aligned == "eflomal" or (stats is None and self.align.mode == "eflomal"):
+        if aligned in ALIGNERS:
+            align = stats.info.get("alignment") or self.align.describe()
+        elif stats is None and self.align.mode in ALIGNERS:
             align = self.align.describe()
         else:
             align = str(aligned)

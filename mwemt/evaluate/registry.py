@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 BUILTIN_METRIC_MODULES = ("mwemt.evaluate.sacrebleu_metrics", "mwemt.evaluate.mwe_score",
                           "mwemt.evaluate.mwe_precision", "mwemt.evaluate.mwe_parts",
                           "mwemt.evaluate.tesla", "mwemt.evaluate.liter", "mwemt.evaluate.term_use",
-                          "mwemt.evaluate.mwe_alts")
+                          "mwemt.evaluate.mwe_alts", "mwemt.evaluate.mwe_verdict")
 
 _REGISTRY: dict[str, type[Metric]] = {}
 _builtins_loaded = False
@@ -57,8 +57,9 @@ class MetricOptions:
     mwe_case_sensitive: bool = False
     mwe_average: str = "sentence"  # one of mwemt.evaluate.mwe_score.AVERAGES
     mwe_pretokenized: bool = False
-    # "eflomal" (through the shared alignment cache), "none" or a mwemt.evaluate.mwe_score.MweAlignSettings
-    mwe_align: object = "eflomal"
+    # "lex" (line-stable, the default), "eflomal" (each through the shared alignment cache), "none" or a
+    # mwemt.evaluate.mwe_score.MweAlignSettings
+    mwe_align: object = "lex"
     mwe_matching: object = None  # a mwemt.evaluate.mwe_match.MweMatching; None = the MWE score's default
     mwe_precision: float | None = None  # None = the MWE score's default
     mwe_wordnet: str | None = None  # OMW .tab wordnet of the target language, for synonym matching

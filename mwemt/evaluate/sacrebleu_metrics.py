@@ -9,11 +9,22 @@ effective n-gram order (as sacrebleu recommends for single sentences).
 
 Bootstrap resamples are scored from float32 sums, exactly as sacrebleu's paired test does, so our
 bootstrap means and intervals are sacrebleu's; the corpus score itself comes from exact integer sums.
+
+BLEU's parts: a BLEU score's ``extra`` holds its brevity penalty (``bp``), its n-gram precisions
+(``precisions``, percent, as sacrebleu computes them, smoothed where an order has no match), the hypothesis
+and reference lengths (``sys_len``, ``ref_len``) and their ``ratio`` (`BleuParts`). BLEU = BP x the geometric
+mean of the precisions, so a difference of two BLEU scores splits exactly in log space
+(`bleu_difference`): log BLEU_a - log BLEU_b = (log BP_a - log BP_b) + (mean log p_a - mean log p_b).
+A difference is **mostly brevity penalty** when the BP part is more than half of the log difference (it
+can be more than all of it, when the precisions move the other way).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
@@ -130,6 +141,87 @@ class Bleu(SacrebleuMetric):
     def _columns(self) -> tuple[str, ...]:
         orders = range(1, self._corpus.max_ngram_order + 1)
         return ("hyp_len", "ref_len", *(f"match{n}" for n in orders), *(f"total{n}" for n in orders))
+
+    def extra_from_stats(self, stats: SentenceStats) -> dict:
+        """sacrebleu's summary line and the score's parts (`BleuParts`: brevity penalty, precisions, lengths)."""
+        score = self.sacrebleu_score(stats.totals())
+        parts = BleuParts(float(score.score), float(score.bp), tuple(float(p) for p in score.precisions),
+                          int(score.sys_len), int(score.ref_len))
+        return {"sacrebleu": str(score), **parts.to_extra()}
+
+
+@dataclass(frozen=True)
+class BleuParts:
+    """A corpus BLEU score and what it is the product of: the brevity penalty ``bp`` and the n-gram
+    ``precisions`` (percent), with the hypothesis and reference lengths. ``exact`` is False for parts read back
+    from sacrebleu's summary line (`from_extra` of results written before the parts were kept), whose precisions
+    are rounded to 0.1 and BP to 3 decimals; the BP is then recomputed from the exact lengths."""
+
+    score: float
+    bp: float
+    precisions: tuple[float, ...]
+    sys_len: int
+    ref_len: int
+    exact: bool = True
+
+    @property
+    def ratio(self) -> float | None:
+        """Hypothesis length / reference length (None without a reference)."""
+        return self.sys_len / self.ref_len if self.ref_len else None
+
+    def to_extra(self) -> dict:
+        return {"bp": self.bp, "precisions": list(self.precisions), "sys_len": self.sys_len, "ref_len": self.ref_len,
+                "ratio": self.ratio}
+
+    @classmethod
+    def from_extra(cls, score: float | None, extra: Mapping | None) -> BleuParts | None:
+        """The parts of a BLEU score from its ``extra`` (a score row of `mwemt score --json` or results.json);
+        None when neither the parts nor sacrebleu's summary line are there."""
+        if score is None or not extra:
+            return None
+        if "bp" in extra and "precisions" in extra:
+            return cls(float(score), float(extra["bp"]), tuple(float(p) for p in extra["precisions"]),
+                       int(extra["sys_len"]), int(extra["ref_len"]))
+        m = _SUMMARY.search(str(extra.get("sacrebleu", "")))
+        if m is None:
+            return None
+        sys_len, ref_len = int(m.group("hyp")), int(m.group("ref"))
+        bp = brevity_penalty(sys_len, ref_len) if sys_len else float(m.group("bp"))
+        return cls(float(score), bp, tuple(float(p) for p in m.group("prec").split("/")), sys_len, ref_len,
+                   exact=False)
+
+
+_SUMMARY = re.compile(r"= \S+ (?P<prec>[\d.]+(?:/[\d.]+)*) \(BP = (?P<bp>[\d.]+) ratio = [\d.]+ "
+                      r"hyp_len = (?P<hyp>\d+) ref_len = (?P<ref>\d+)\)")
+
+
+def brevity_penalty(sys_len: int, ref_len: int) -> float:
+    """BLEU's brevity penalty, as sacrebleu computes it: exp(1 - ref/hyp) for a shorter hypothesis, else 1."""
+    if sys_len >= ref_len:
+        return 1.0
+    return math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+
+
+MOSTLY = 0.5   # a BLEU difference is mostly brevity penalty when the BP part is more than this share of it
+
+
+def bleu_difference(system: BleuParts, baseline: BleuParts) -> dict | None:
+    """How ``system``'s BLEU differs from ``baseline``'s, in log space: ``log_ratio`` = log BLEU_s - log BLEU_b
+    = ``bp_part`` (log BP_s - log BP_b) + ``precision_part`` (the rest: the mean log precision's change);
+    ``bp_share`` = bp_part / log_ratio (None for no difference); ``mostly_brevity``: the BP part is more than
+    half of the difference (`MOSTLY`; a share above 1 when the precisions move the other way);
+    ``precisions_fall`` / ``precisions_rise``: every n-gram precision is lower / higher. None when a score or a
+    brevity penalty is 0 (no log)."""
+    if min(system.score, baseline.score, system.bp, baseline.bp) <= 0:
+        return None
+    log_ratio = math.log(system.score) - math.log(baseline.score)
+    bp_part = math.log(system.bp) - math.log(baseline.bp)
+    pairs = list(zip(system.precisions, baseline.precisions))
+    share = bp_part / log_ratio if abs(log_ratio) > 1e-12 else None
+    return {"log_ratio": log_ratio, "bp_part": bp_part, "precision_part": log_ratio - bp_part, "bp_share": share,
+            "mostly_brevity": share is not None and share > MOSTLY,
+            "precisions_fall": bool(pairs) and all(a < b for a, b in pairs),
+            "precisions_rise": bool(pairs) and all(a > b for a, b in pairs)}
 
 
 @register_metric("chrf", "chrf++")

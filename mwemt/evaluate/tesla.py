@@ -37,7 +37,6 @@ bootstrap and the counts in `MetricScore.extra` are computed from these rows.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ import numpy as np
 
 from mwemt.errors import MwemtError
 from mwemt.evaluate.base import RatioMetric, SegmentError, SentenceStats, Signature
+from mwemt.evaluate.compositionality_table import CompositionalityTable
 from mwemt.evaluate.function_words import describe as describe_function_words
 from mwemt.evaluate.function_words import is_function_token
 from mwemt.evaluate.ngram_match import max_weight_matching
@@ -64,9 +64,8 @@ from mwemt.evaluate.similarity import (
     token_pos,
     unigram_similarity,
 )
-from mwemt.fileio import sha256_file
-from mwemt.formats import normalize_mwe, read_compositionality
-from mwemt.preprocess.annotate import Annotator
+from mwemt.formats import normalize_mwe
+from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
 from mwemt.preprocess.lemmatize import get_lemmatizer
 from mwemt.preprocess.lexicon import Lexicon
 from mwemt.records import LexiconEntry, Mwe
@@ -93,45 +92,6 @@ class Analysis:
     synset_sets: list[frozenset] | None = None  # synsets of the distinct content lemmas ...
     synset_index: np.ndarray | None = None  # ... and each token's index into them (-1: none)
     mwes: list[Mwe] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class CompositionalityTable:
-    """MWE -> compositionality in [0, 1] (1 = compositional), with the ``source`` that the
-    signature names: ``FILE@sha256[:12]`` for a file, ``dict@digest`` for values given in code."""
-
-    values: Mapping[str, float]
-    source: str
-    unscored: frozenset[str] = frozenset()  # MWEs listed without a prediction (``NA``): they get the default
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> CompositionalityTable:
-        """Read a ``mwe<TAB>score`` file (`mwemt.formats.read_compositionality`; ``NA`` = no prediction)."""
-        table = read_compositionality(path, keep_missing=True)
-        return cls({k: v for k, v in table.items() if v is not None}, f"{Path(path).name}@{sha256_file(path)[:12]}",
-                   frozenset(k for k, v in table.items() if v is None))
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, float | None]) -> CompositionalityTable:
-        """Normalize the MWE keys, check the range and name the table by a digest of its content
-        (a None value: an MWE without a prediction)."""
-        comp = {normalize_mwe(k): None if v is None else float(v) for k, v in values.items()}
-        bad = [k for k, v in comp.items() if v is not None and not 0.0 <= v <= 1.0]
-        if bad:
-            raise MwemtError(f"compositionality of {bad[0]!r} is outside [0, 1]")
-        digest = hashlib.sha256("".join(f"{k}\t{v!r}\n" for k, v in sorted(comp.items())).encode())
-        return cls({k: v for k, v in comp.items() if v is not None}, f"dict@{digest.hexdigest()[:12]}",
-                   frozenset(k for k, v in comp.items() if v is None))
-
-    @property
-    def mwes(self) -> list[str]:
-        """Every MWE the table lists, with or without a prediction."""
-        return sorted(set(self.values) | self.unscored)
-
-    def median(self) -> float:
-        if not self.values:
-            raise MwemtError(f"{self.source}: no predictions to take the median of")
-        return float(np.median(list(self.values.values())))
 
 
 @dataclass
@@ -212,7 +172,8 @@ class Tesla(RatioMetric):
             lexicon = Lexicon((LexiconEntry(tuple(k.split())) for k in listed if " " in k),
                               get_lemmatizer(lemmatizer, lang), lang=lang, name="compositionality-mwes")
         self.lexicon = lexicon if uses_mwes else None
-        self.annotator = Annotator(self.lexicon, lang=lang, lemmatizer=lemmatizer, max_gap=max_gap)
+        self.annotator = build_annotator(AnnotatorConfig(lang, lemmatizer=lemmatizer, max_gap=max_gap, filters="none"),
+                                         lexicon=self.lexicon)
         self.lemmatizer = self.annotator.lemmatizer
 
         if self.lexicon is not None and any(e.compositionality is not None for e in self.lexicon.entries):

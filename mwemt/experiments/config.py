@@ -37,7 +37,7 @@ from mwemt.evaluate.mwe_score import AVERAGES
 from mwemt.evaluate.registry import metric_class, metric_names
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 from mwemt.nmt.config import ModelConfig, PrepareConfig, TrainConfig, consistency_problems, with_preset
-from mwemt.nmt.constraints import CONSTRAINT_MODES, CONTEXT_MODELS
+from mwemt.nmt.constraints import CONSTRAINT_MODES, CONTEXT_MODELS, MAX_THRESHOLD
 from mwemt.nmt.translate import SOURCE_MWES
 from mwemt.preprocess.annotate import ENCODINGS, FACTOR_NAMES, PreprocessConfig
 from mwemt.preprocess.hints import TABLE_SOURCES, HintConfig, is_hint_encoding
@@ -209,7 +209,7 @@ class TestConfig:
                                                        "`split-test`) inside the run (`tests.NAME.build.*` keys)")
     mwe_compositionality: str | None = setting(None, path="file", help="mwe<TAB>score compositionality of the "
                                                                        "test set's source MWEs (e.g. `ted-en.tsv` of "
-                                                                       "scripts/compositionality_report.py): the "
+                                                                       "results/compositionality/scripts/compositionality_report.py): the "
                                                                        "comparison report's tertile buckets, and the "
                                                                        "MWE score per tertile in results.md")
     role: str = setting("general", choices=ROLES, help="general or MWE-focused test (the results table's "
@@ -297,6 +297,10 @@ class AugmentConfig:
                                                       help="+back-translation settings")
 
 
+# the translate keys only judged constraints read (besides constraint_threshold and constraint_tune_extra)
+JUDGED_ONLY = ("constraint_candidates", "constraint_mwe_context")
+
+
 @dataclass(frozen=True)
 class TranslateConfig:
     """Translation of the test sets (`mwemt.nmt.translate.Translator`)."""
@@ -329,7 +333,7 @@ class TranslateConfig:
                                                        "alignment, listed by the dictionary, or both")
     constraint_candidates: int = setting(3, minimum=1, help="constraints: judged: candidate translations per MWE, "
                                                             "each decoded once")
-    constraint_threshold: float | None = setting(None, minimum=-100.0, maximum=100.0,
+    constraint_threshold: float | None = setting(None, minimum=-MAX_THRESHOLD, maximum=MAX_THRESHOLD,
                                                  doc_default="tuned on the validation split",
                                                  help="constraints: judged: the largest drop of the length-normalized "
                                                       "model score a constrained output may cost; unset, stage "
@@ -346,10 +350,14 @@ class TranslateConfig:
 
     def resolve(self, node: Node, ctx: Context) -> TranslateConfig:
         if self.constraints != "judged":
+            # what only judged constraints read is refused elsewhere, not ignored
             if self.constraint_threshold is not None:
                 raise node.error("constraint_threshold", "judges constraints: set `constraints: judged`")
-        if self.constraint_threshold is not None and not abs(self.constraint_threshold) < float("inf"):
-            raise node.error("constraint_threshold", "must be a finite number")
+            for f in dataclasses.fields(self):
+                if f.name in JUDGED_ONLY and getattr(self, f.name) != f.default:
+                    raise node.error(f.name, f"is read by judged constraints only (constraints: {self.constraints} "
+                                             "reads no candidates and no MWE-in-context model): set `constraints: "
+                                             f"judged`, or drop {f.name}")
         if self.constraint_tune_extra and (self.constraints != "judged" or self.constraint_threshold is not None):
             raise node.error("constraint_tune_extra", "tunes the threshold of judged constraints: set "
                                                       "`constraints: judged` and leave `constraint_threshold` unset")
@@ -591,7 +599,32 @@ class SystemConfig:
             if extra:
                 raise node.error(extra[0], f"a `model_of` variant reuses {self.model_of}'s model: only "
                                            f"{' and '.join(sorted(VARIANT_KEYS))} may be set")
+        own = node.get("hints")
+        if own is not None and not is_hint_encoding(self.encoding):
+            raise node.error("hints", f"encoding {self.encoding} takes no hints: this system would ignore its `hints` "
+                                      "keys (hints are for encodings hints and hints-lemma); drop them")
+        check_hint_keys(self.hints, own)
         return _nmt_resolve(self, node, ctx, self.encoding)
+
+
+# the hints keys that only one version of the hints reads (`HintConfig`)
+HINT_VERSION_KEYS = {1: ("rate",), 2: ("matched_rate", "plain_copy")}
+
+
+def check_hint_keys(hints: HintConfig, own: Any) -> None:
+    """Refuse a key written in the `hints` mapping ``own`` that the version in effect does not read (version 2
+    reads matched_rate and plain_copy, not rate; version 1 the other way round). Only keys written in ``own``
+    itself count: a system's version 2 leaves the top-level section's rate, the default of version-1 systems,
+    unread on purpose."""
+    if not isinstance(own, Node):
+        return
+    version = 2 if hints.v2 else 1
+    for other, keys in HINT_VERSION_KEYS.items():
+        for key in keys:
+            if other != version and key in own:
+                raise own.error(key, f"is read by hints version {other} only, and this section's version is {version} "
+                                     f"(which reads {', '.join(HINT_VERSION_KEYS[version])} instead): drop {key}, or "
+                                     f"set version: {other}")
 
 
 VARIANT_KEYS = frozenset({"model_of", "translate"})
@@ -685,6 +718,7 @@ class ExperimentConfig:
         if self.src_lang == self.tgt_lang:
             raise node.error("tgt_lang", "src_lang and tgt_lang must differ")
         data = node.get("data") if isinstance(node.get("data"), Node) else node
+        check_hint_keys(self.hints, node.get("hints"))
         for name, s in self.systems.items():
             if s.model_of is not None:
                 entry = systems.get(name)
@@ -705,6 +739,10 @@ class ExperimentConfig:
             if s.augment == "dictionary" and s.augment_options.form != "entries" and not self.corpus_train_size:
                 raise systems.error(name, "dictionary sentences come from the pairs the training sample leaves out: "
                                           "set data.train_size or data.split.train_size")
+            if s.translate.constraint_tune_extra and not self.corpus_train_size:
+                raise systems.error(name, "translate.constraint_tune_extra tunes on the pairs the training sample "
+                                          "leaves out: set data.train_size or data.split.train_size (without a "
+                                          "sample no pair is left out, and the setting would add nothing)")
             if s.translate.constraints != "none" and not (self.data.mwe_table or self.data.lexicon):
                 raise systems.error(name, "constrained decoding needs an MWE translation table: data.mwe_table, or "
                                           "data.lexicon to build one")

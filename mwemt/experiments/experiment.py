@@ -46,6 +46,7 @@ from mwemt.experiments.results import (
     SetScores,
     build_results,
     constraint_counts,
+    count_degenerate,
     recorded_path,
     write_results,
 )
@@ -361,9 +362,10 @@ class Pipeline:
         metrics = cfg.tests[test].metrics
         fields = (metrics, tuple(systems), cfg.tgt_lang, cfg.lowercase_test(test), sc.bootstrap, sc.bootstrap_seed,
                   sc.mwe_average, cfg.data.target_lexicon_format)
+        aligner = {"mwe_align": S.score_aligner(metrics)}   # the MWE metrics' aligner, in the stage key
         if any(m in DICTIONARY_METRICS for m in metrics):   # LiTER reads the dictionary: its format is a setting
-            return S.DictionaryScoreSection(*fields, dictionary_format=cfg.data.dictionary_format)
-        return S.ScoreSection(*fields)
+            return S.DictionaryScoreSection(*fields, dictionary_format=cfg.data.dictionary_format, **aligner)
+        return S.ScoreSection(*fields, **aligner)
 
     def score_inputs(self, test: str, systems: list[str], tests: dict[str, CacheEntry],
                      hyps: dict[str, dict[str, Path]]) -> dict[str, Path]:
@@ -504,13 +506,20 @@ def run_experiment(cfg: ExperimentConfig, run_dir: str | Path, *, systems: list[
         results = build_results(scores, name=cfg.name, baseline=names[0], meta=_run_meta(cfg, run_dir, runner, t0),
                                 reports={t: str(p.relative_to(runner.run_dir)) for t, p in reports.items()},
                                 seed_groups=cfg.seed_groups(names), seed_baselines=cfg.seed_baselines(names),
-                                constraints=_constraint_reports(hyps))
+                                constraints=_constraint_reports(hyps), degenerate=_degenerate(tests, hyps))
         runner.extra["results"] = {k: str(v) for k, v in write_results(run_dir, results, plot=plot).items()}
         if publish is not None:
             publish_run(runner.run_dir, publish, {t: pipe.scored[t] for t in cfg.tests},   # config order
                         reports=results.get("reports"))
             runner.extra["published"] = str(publish)
     return results
+
+
+def _degenerate(tests: dict[str, CacheEntry], hyps: dict[str, dict[str, Path]]) -> dict[str, dict]:
+    """test -> its degenerate lines per system (`count_degenerate`: loops, over-long outputs, appended fragments),
+    judged against the test's source text (read from the test-data stage; loops only where it has none)."""
+    return {test: count_degenerate(tests[test].outputs.get("source"), tests[test].output("reference"), systems)
+            for test, systems in hyps.items()}
 
 
 def _constraint_reports(hyps: dict[str, dict[str, Path]]) -> dict[str, dict[str, dict]]:

@@ -7,6 +7,8 @@ exactly what a reader needs to recompute the table without training anything:
     DIR/results.md results.json results.csv results.png    as `mwemt run` wrote them
     DIR/hyps/SYSTEM.TEST.txt.gz                            every system's detokenized translations (gzip)
     DIR/refs/TEST.txt.gz                                   the references the run scored against (gzip)
+    DIR/refs/TEST.src.txt.gz                               the source text the run translated (gzip), which
+                                                           results.md's degenerate-output counts read
     DIR/refs/TEST.jsonl.gz                                 the MWE test set (MWE tests only; gzip)
     DIR/refs/TEST.README.md                                a built MWE test's report
     DIR/refs/TEST.mwe-compositionality.tsv                 the MWE compositionality of its tertile breakdown
@@ -19,9 +21,12 @@ exactly what a reader needs to recompute the table without training anything:
 Each command is derived from the test's score stage section (metrics, language, case, bootstrap
 resamples and seed, MWE averaging), so `sh rescore.sh` inside DIR recomputes results.json's numbers
 from the published files alone (tests/test_experiments_publish.py checks that it does). The MWE
-scores read the published alignments (``--align``): eflomal is not seeded, so aligning again would
-give other links and other scores; the files name their aligner, so the signatures are the run's
-(tests/test_publish_alignments.py rescores with an empty alignment cache).
+scores read the published alignments (``--align``), so rescoring needs no aligner; the files name
+their aligner, so the signatures are the run's (tests/test_publish_alignments.py rescores with an
+empty alignment cache). The default aligner is line-stable and deterministic
+(`mwemt.testsets.lexalign`: one model per test, learned from the published sources and references),
+so `mwemt score` without ``--align`` gives the same links again; a run scored with eflomal (not
+seeded) can be rescored only from its published links.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from pathlib import Path
 from mwemt.errors import InputError, MwemtError
 from mwemt.evaluate.registry import metric_class
 from mwemt.experiments.results import recorded_path
-from mwemt.fileio import read_lines, sha256_file, write_lines, write_text
+from mwemt.fileio import read_lines, refuse_unwritable, sha256_file, write_lines, write_text
 from mwemt.formats import read_testset
 from mwemt.testsets.mwe_table import mwe_key, type_key
 from mwemt.provenance import write_json
@@ -74,6 +79,11 @@ def hypothesis_copy(system: str, test: str) -> str:
 
 def reference_copy(test: str) -> str:
     return f"refs/{test}.txt.gz"
+
+
+def source_copy(test: str) -> str:
+    """Where the source text of ``test`` is published (the degenerate-output counts of results.md read it)."""
+    return f"refs/{test}.src.txt.gz"
 
 
 def testset_copy(test: str) -> str:
@@ -161,9 +171,9 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
                 copy(Path(t.alignments) / f"{system}.align.gz", alignment_copy(system, test))
         if not aligned and any(metric_class(m).uses_alignments for m in t.section.metrics):
             logging.getLogger(__name__).warning(
-                "publish: the score stage of test %s kept no alignments (cached by an earlier mwemt): its rescore "
-                "command aligns again, and eflomal is not seeded, so its MWE scores may differ a little; rerun "
-                "the score stage (remove its directory under RUN/stages) to publish them", test)
+                "publish: the score stage of test %s kept no alignments (cached by an earlier mwemt, which aligned "
+                "with eflomal): its rescore command aligns again, with the line-stable aligner, so its MWE scores "
+                "may differ; rerun the score stage (remove its directory under RUN/stages) to publish them", test)
         copy(t.inputs["reference"], reference_copy(test))
         if "testset" in t.inputs:
             copy(t.inputs["testset"], testset_copy(test))
@@ -174,6 +184,8 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
         for key in ("terms", "mwe_table"):       # the run's one MWE translation table
             if key in t.inputs:
                 tables.setdefault(table_copy(t.inputs[key]), t.inputs[key])
+        if t.testdata_dir is not None and (t.testdata_dir / "source.txt").is_file():
+            copy(t.testdata_dir / "source.txt", source_copy(test))
         if t.testdata_dir is not None and (t.testdata_dir / "README.md").is_file():
             copy(t.testdata_dir / "README.md", f"refs/{test}.README.md")
         commands[test] = score_command(test, t.section, t.inputs, out, aligned=aligned)
@@ -234,8 +246,7 @@ def check_publish_target(out_dir: str | Path, run_dir: str | Path) -> None:
         what = "is a file" if existing == out else f"cannot be made: {existing} is a file"
         raise MwemtError(f"{where}: {what}, not a directory (publishing writes a directory: a new one, or one an "
                          "earlier publish wrote)")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise MwemtError(f"{where}: {existing} is not writable")
+    refuse_unwritable(out, "--publish")   # the one wording of an output that may not be written
     published_files(out)   # a damaged publish record is refused here too
 
 

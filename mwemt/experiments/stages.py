@@ -10,7 +10,7 @@ stage's cache key (a change to one setting reruns only the stages that read it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -891,6 +891,20 @@ class ScoreSection:
     mwe_average: str
     target_lexicon_format: str
     seed_baselines: tuple[tuple[str, str], ...] = field(default=(), metadata={"omit_default": True})
+    # the MWE metrics' aligner (`MweAlignSettings.describe` of the default settings, `score_aligner`): in the
+    # key, so that a change of aligner scores again; "" (left out of the key) for a test without MWE metrics
+    mwe_align: str = field(default="", metadata={"omit_default": True})
+
+
+def score_aligner(metrics: Sequence[str]) -> str:
+    """The `ScoreSection.mwe_align` of a test scored with ``metrics``: the default aligner's signature
+    value where a metric reads alignments, else ""."""
+    from mwemt.evaluate.mwe_score import MweAlignSettings
+    from mwemt.evaluate.registry import MetricOptions, metric_class
+
+    if not any(metric_class(m).uses_alignments for m in metrics):
+        return ""
+    return MweAlignSettings(MetricOptions().mwe_align).describe()
 
 
 @dataclass(frozen=True)
@@ -934,7 +948,7 @@ def score_stage(ctx) -> dict:
     options = metric_options(c, ctx.inputs)
     bootstrap = BootstrapSettings(c.bootstrap, c.bootstrap_seed)
     metrics = [build_metric(m, options, inputs) for m in c.metrics]
-    inputs, aligned = _given_alignments(metrics, inputs, ctx.out)
+    inputs, aligned = _given_alignments(metrics, inputs, ctx.out, getattr(c, "mwe_align", ""))
     run = score_systems(inputs, metrics, options, bootstrap=bootstrap)
     scores = score_run_dict(run)
     if c.seed_baselines:
@@ -949,32 +963,39 @@ def score_stage(ctx) -> dict:
 ALIGNMENTS_DIR = "alignments"   # the score stage's alignments/SYSTEM.align.gz
 
 
-def _given_alignments(built: list, inputs, out: Path):
+def _given_alignments(built: list, inputs, out: Path, expected: str = ""):
     """The MWE metrics' alignments, made once per system and scored as given: each system's hypotheses
-    aligned to the test set's sources by the metrics' aligner (eflomal through the alignment cache),
-    written as alignments/SYSTEM.align.gz (`mwemt.evaluate.mwe_score.write_alignments`: the links,
-    sentences the aligner skipped, and the aligner's signature) and read back, so that every MWE metric
-    of the test scores the very links published with the run (`mwemt score --align FILE` rescores
-    them bit for bit: eflomal is not seeded, so a fresh alignment differs). Returns the inputs with
-    those alignments and the stage's output entry (none without an aligned MWE metric)."""
-    from mwemt.evaluate.mwe_score import read_alignments, write_alignments
+    aligned to the test set's sources by the metrics' aligner (`mwemt.evaluate.mwe_score.hypothesis_alignments`;
+    by default the lexical aligner, whose one model per test is learned from the test's sources and
+    references, so every system of the test is aligned line by line with the same model), written as
+    alignments/SYSTEM.align.gz (`mwemt.evaluate.mwe_score.write_alignments`: the links, sentences the
+    aligner skipped, and the aligner's signature) and read back, so that every MWE metric of the test
+    scores the very links published with the run (`mwemt score --align FILE` rescores them bit for bit
+    without aligning; the lexical aligner would give the same links again, eflomal would not).
+    ``expected``: the aligner the score section names (`ScoreSection.mwe_align`), checked. Returns the
+    inputs with those alignments and the stage's output entry (none without an aligned MWE metric)."""
+    from mwemt.evaluate.mwe_score import ALIGNERS, read_alignments, write_alignments
 
     metrics = [m for m in built if m.uses_alignments]
     if not metrics or inputs.testset is None:
         return inputs, {}
     aligner = metrics[0]
-    if aligner.compat is not None or aligner.align.mode != "eflomal":
+    if aligner.compat is not None or aligner.align.mode not in ALIGNERS:
         return inputs, {}
     origin = aligner.align.describe()
-    differ = [m.key for m in metrics if m.compat is not None or m.align.mode != "eflomal"
+    differ = [m.key for m in metrics if m.compat is not None or m.align.mode != aligner.align.mode
               or m.align.describe() != origin]
     if differ:   # one alignment file per system serves every MWE metric of the test
         raise MwemtError(f"the MWE metrics {', '.join(m.key for m in metrics)} do not share one aligner "
                          f"({', '.join(differ)} differ from {origin}); score them in separate tests")
+    if expected and expected != origin:
+        raise MwemtError(f"the score stage's configuration names the aligner {expected}, but its MWE metrics align "
+                         f"with {origin}")
     sources = [item.source for item in inputs.testset]
+    references = [item.reference for item in inputs.testset]
     systems = []
     for system in inputs.systems:
-        links, _ = aligner.align_hypotheses(sources, [aligner.moses_tokens(h) for h in system.hyps])
+        links, _ = aligner.align_hypotheses(sources, [aligner.moses_tokens(h) for h in system.hyps], references)
         path = out / ALIGNMENTS_DIR / f"{system.name}.align.gz"
         write_alignments(path, links, origin)
         systems.append(replace(system, alignments=read_alignments(path)))
@@ -1003,7 +1024,7 @@ def _same_seed_tests(run, scores: dict, pairs: tuple[tuple[str, str], ...], boot
 def _breakdown(run, inputs, path, bootstrap) -> dict:
     """The MWE score by tertiles of the source MWEs' predicted compositionality (`mwemt.evaluate.breakdown`)."""
     from mwemt.evaluate.breakdown import compositionality_breakdown
-    from mwemt.evaluate.tesla import CompositionalityTable
+    from mwemt.evaluate.compositionality_table import CompositionalityTable
 
     mwe = next(r for r in run.metrics if r.key == "mwe")
     table = CompositionalityTable.from_file(path)

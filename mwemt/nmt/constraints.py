@@ -52,6 +52,8 @@ CONSTRAINT_MODES = CONSTRAINT_ORDERS + ("judged",)
 # table match), or a model file written by scripts/train_mwe_context.py
 CONTEXT_MODELS = ("bundled", "none")
 THRESHOLD_FORMAT = "mwemt-constraint-threshold"
+# the largest |threshold| (a drop of the per-token log-probability): the config's bound and the command line's
+MAX_THRESHOLD = 100.0
 TUNE_METRIC = "bleu"
 TUNE_RULE = "largest threshold with validation BLEU >= the first pass's"
 
@@ -77,8 +79,10 @@ class ConstraintOptions:
             raise MwemtError(f"constraint sources {list(self.sources)}: choose from {', '.join(TABLE_SOURCES)}")
         if self.candidates < 1:
             raise MwemtError(f"constraint candidates must be at least 1, not {self.candidates}")
-        if self.threshold is not None and not math.isfinite(self.threshold):
-            raise MwemtError(f"constraint threshold must be a finite number, not {self.threshold}")
+        if self.threshold is not None and not (math.isfinite(self.threshold)
+                                               and -MAX_THRESHOLD <= self.threshold <= MAX_THRESHOLD):
+            raise MwemtError(f"constraint threshold must be a finite number from {-MAX_THRESHOLD:g} to {MAX_THRESHOLD:g} (a "
+                             f"drop of the per-token log-probability), not {self.threshold}")
         if self.mode != "judged" and self.threshold is not None:
             raise MwemtError("a constraint threshold judges constraints: it needs constraint mode 'judged'")
 
@@ -114,6 +118,17 @@ def _constraint_annotator(table, *, lang: str, lemmatizer: str, max_gap: int, mw
 
 def _read_table(table):
     return table if isinstance(table, MweTranslationTable) else MweTranslationTable.read(table)
+
+
+def constraint_table(table) -> MweTranslationTable:
+    """``table`` (a table or its file) read and checked as constrained decoding needs it: a table with at least
+    one multi-word key (one-word keys are never constrained). Needs no model: callers check it first."""
+    found = _read_table(table)
+    if not any(len(key.split()) >= 2 for key in found.keys()):
+        where = "" if isinstance(table, MweTranslationTable) else f"{table}: "
+        raise MwemtError(f"{where}the MWE translation table has no multi-word key: nothing to constrain "
+                         "(expected a table of MWEs, e.g. from `mwemt testset table`)")
+    return found
 
 
 def _parts(words: Sequence[str], capitalize: bool) -> list[tuple[str, ...]]:
@@ -352,6 +367,8 @@ class ConstraintReport:
     accepted: int = 0                 # constrained lines whose constrained output was kept
     rejected: int = 0                 # judged: constrained lines that kept the first pass (score drop too big)
     constraints: int = 0              # phrases forced into the kept outputs
+    unspellable: int = 0              # unordered/ordered: phrases never forced (the target dictionary cannot
+                                      # spell them without <unk>)
     threshold: float | None = None
     lines_decoded_without_constraints: list[int] = field(default_factory=list)
     per_line: list[list[tuple[str, ...]]] = field(default_factory=list)   # each line's forced phrases
@@ -371,9 +388,11 @@ class ConstraintReport:
                     f"({self.mwes} MWE(s), {self.mwes_in_first_pass} already translated, {self.literal_matches} "
                     f"table match(es) read as literal); {self.constrained_lines} constrained, {self.accepted} "
                     f"accepted, {self.rejected} rejected")
+        left = (f"; {self.unspellable} constraint(s) left out: the model's target vocabulary cannot spell them "
+                "without <unk>") if self.unspellable else ""
         return (f"{head}: {self.lines} line(s), {self.constrained_lines} constrained, {self.accepted} accepted, "
                 f"{self.rejected} rejected, {len(self.lines_decoded_without_constraints)} decoded without their "
-                "constraints (no room within the length limit)")
+                f"constraints (no room within the length limit){left}")
 
 
 def _tokens(translator, line: str, input_format: str) -> list[str]:
@@ -410,15 +429,19 @@ class ForcedConstraints:
                   **decode) -> tuple[list[str], ConstraintReport]:
         tr = self.translator
         phrases = self.phrases(lines, input_format, source)
-        hyps = tr.translate(lines, input_format=input_format, source=source, constraints=phrases,
+        # a phrase the target dictionary cannot spell without <unk> is never forced (`constraint_ids`): a line
+        # whose every phrase is such is decoded plainly and counts as neither constrained nor accepted
+        forced = [[q for q in p if tr.constraint_ids([q])] for p in phrases]
+        hyps = tr.translate(lines, input_format=input_format, source=source, constraints=forced,
                             constraint_order=self.options.mode, **decode)
         failed = sorted(tr.unconstrained_lines)
-        constrained = sum(1 for p in phrases if p)
+        constrained = sum(1 for f in forced if f)
         dropped = set(failed)
-        per_line = [[] if i in dropped else p for i, p in enumerate(phrases)]
-        report = ConstraintReport(self.options.mode, len(lines), lines_with_mwes=constrained,
+        per_line = [[] if i in dropped else f for i, f in enumerate(forced)]
+        report = ConstraintReport(self.options.mode, len(lines), lines_with_mwes=sum(1 for p in phrases if p),
                                   mwes=sum(len(p) for p in phrases), constrained_lines=constrained,
                                   accepted=constrained - len(failed), constraints=sum(len(p) for p in per_line),
+                                  unspellable=sum(len(p) - len(f) for p, f in zip(phrases, forced)),
                                   lines_decoded_without_constraints=[i + 1 for i in failed], per_line=per_line)
         return hyps, report
 
@@ -465,8 +488,18 @@ class JudgedConstraints:
                 if not done:
                     wanted += [(j, i, m, c) for c in m.candidates]
             judgements.append(j)
-        # every candidate of every missed MWE: one constrained decoding each, batched together
-        singles = self._decode(lines, [(i, ((m, c),)) for _, i, m, c in wanted], first_score, input_format, decode)
+        # the lines judged are decoded one at a time from here on, their first pass again too: a line's scores (and
+        # so its drops, its decision and the tuned threshold) never depend on --batch-size or on which lines share
+        # its batch (fairseq's constrained search ends a batch at its longest line's limit, and padding moves a
+        # batched score in its last digits)
+        alone = {**decode, "batch_size": 1}
+        judged = sorted({i for _, i, _, _ in wanted})
+        if judged:
+            again = tr.translate([lines[i] for i in judged], input_format=input_format, **alone)
+            for n, i in enumerate(judged):
+                first[i], first_score[i] = again[n], tr.line_scores[n]
+        # every candidate of every missed MWE: one constrained decoding each
+        singles = self._decode(lines, [(i, ((m, c),)) for _, i, m, c in wanted], first_score, input_format, alone)
         best: dict[int, dict[str, tuple[Option, FoundMwe, Candidate]]] = {}
         for (j, i, m, c), opt in zip(wanted, singles):
             if opt is None:
@@ -476,7 +509,7 @@ class JudgedConstraints:
         # a line with several missed MWEs: once more with every MWE's winner
         several = [(i, tuple((m, c) for _, m, c in b.values())) for i, b in best.items() if len(b) > 1]
         combined = dict(zip([i for i, _ in several],
-                            self._decode(lines, several, first_score, input_format, decode)))
+                            self._decode(lines, several, first_score, input_format, alone)))
         by_line = {j.line - 1: j for j in judgements}
         for i, b in best.items():
             opts = [o for o, _, _ in b.values()] + ([combined[i]] if combined.get(i) is not None else [])
@@ -564,8 +597,18 @@ def tune_threshold(translator, sources: Sequence[str], references: Sequence[str]
 
     if len(sources) != len(references):
         raise MwemtError(f"the validation split has {len(sources)} source and {len(references)} reference lines")
+    if not any(line.strip() for line in sources):
+        raise MwemtError("the validation split has no line with text: there is nothing to tune the threshold on")
     judged = JudgedConstraints(translator, table, replace(options, threshold=None))
     first, judgements, literal = judged.judge(sources, **decode)
+    if not any(j.options for j in judgements):   # no evidence: no threshold is recorded, none is made up
+        missed = sum(1 for j in judgements for m in j.mwes if not m["in_first_pass"])
+        raise MwemtError(
+            f"no validation line could be constrained, so no threshold can be tuned: of {len(sources)} line(s), "
+            f"{len(judgements)} have a table MWE read as an MWE in context, {missed} such MWE(s) missing from the first "
+            f"pass, {sum(j.failed for j in judgements)} constrained decoding(s) that could not meet their constraint "
+            f"({literal} table match(es) read as literal). Tune on a validation split with MWEs the first pass misses "
+            "(the grid adds left-out pairs with `translate.constraint_tune_extra`), or give the threshold as a number")
     metric = Bleu(lowercase=lowercase)
     rows = metric.sentence_stats(list(first), list(references)).rows
     options_rows = {j.line - 1: metric.sentence_stats([o.output for o in j.options],
@@ -607,18 +650,42 @@ def write_threshold(path: str | Path, record: dict) -> None:
     write_json(path, record)
 
 
-def read_threshold(path: str | Path) -> float:
-    """The threshold of a tuning record (`tune_threshold`) file."""
-    p = Path(path)
+def parse_threshold(text: str, name: str = "threshold") -> float:
+    """A threshold as given on the command line: a number (the largest drop), or a tuning record file
+    (`read_threshold`); bounded like the config's (`MAX_THRESHOLD`)."""
+    if not text.strip():
+        raise MwemtError(f"{name} is empty (expected a number, the largest score drop, or the tuning record file "
+                         "that --constraint-tuning wrote)")
     try:
-        obj = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("constraint threshold file not found", p,
-                         expected="a tuning record written by `mwemt translate --constraint-tuning`") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a JSON tuning record ({exc})", p) from None
+        value = float(text)
+    except ValueError:
+        return read_threshold(text)
+    if not (math.isfinite(value) and -MAX_THRESHOLD <= value <= MAX_THRESHOLD):
+        raise MwemtError(f"{name} {text}: expected a number from {-MAX_THRESHOLD:g} to {MAX_THRESHOLD:g} (a drop of "
+                         "the per-token log-probability), or a tuning record file")
+    return value
+
+
+def read_threshold(path: str | Path) -> float:
+    """The threshold of a tuning record (`tune_threshold`) file; ``.gz`` is read as the text inside, as every
+    input of mwemt."""
+    from mwemt.fileio import read_lines
+
+    p = Path(path)
+    expected = "a tuning record written by `mwemt translate --constraint-tuning`"
+    if p.is_dir():
+        raise InputError("is a directory, not a tuning record file", p, expected=expected)
+    if not p.exists():
+        raise InputError("constraint threshold file not found", p, expected=expected)
+    try:
+        obj = json.loads("\n".join(read_lines(p)))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not a JSON tuning record ({exc})", p, expected=expected) from None
     t = obj.get("threshold") if isinstance(obj, dict) and obj.get("format") == THRESHOLD_FORMAT else None
     if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
         raise InputError("not a constraint threshold tuning record", p,
                          expected=f'{{"format": "{THRESHOLD_FORMAT}", "threshold": NUMBER, ...}}')
+    if not -MAX_THRESHOLD <= t <= MAX_THRESHOLD:
+        raise InputError(f"threshold {t} is out of range", p,
+                         expected=f"a threshold from {-MAX_THRESHOLD:g} to {MAX_THRESHOLD:g}")
     return float(t)

@@ -44,7 +44,9 @@ PREPROCESS_KEYS = ("src_lang", "tgt_lang", "encoding", "factors", "factor_names"
 def read_preprocess(model_dir: str | Path) -> dict:
     model_dir = Path(model_dir)
     if not model_dir.is_dir():
-        raise MwemtError(f"model directory {model_dir} not found (train one with `mwemt train`)")
+        what = "is a file, not a directory" if model_dir.exists() else "not found"
+        raise MwemtError(f"model directory {model_dir} {what} (expected the directory `mwemt train` writes: "
+                         "train one, or give its path)")
     path = model_dir / PREPROCESS
     if not path.exists():
         raise InputError("missing model file", path,

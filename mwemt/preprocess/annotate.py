@@ -100,25 +100,27 @@ class AnnotatorConfig:
 
 
 def build_annotator(config: AnnotatorConfig, entries: Sequence[LexiconEntry] | None = None, *,
-                    log=None) -> Annotator:
-    """The `Annotator` of ``config``, with its lexicon read from ``config.lexicon`` (or given as
-    ``entries``) and its identification filters (`mwemt.preprocess.identification.filters_for`);
-    no lexicon files and no entries = tokenize and lemmatize only. ``log`` hears which filters
-    were chosen (default: stderr).
+                    lexicon: Lexicon | None = None, log=None) -> Annotator:
+    """The `Annotator` of ``config``, with its lexicon read from ``config.lexicon``, or given as
+    ``entries`` (compiled here) or as a compiled ``lexicon`` (e.g. one `load_lexicon` read), and
+    its identification filters (`mwemt.preprocess.identification.filters_for`; ``filters: none``
+    for a plain look-up); no lexicon = tokenize and lemmatize only. ``log`` hears which filters
+    were chosen (default: stderr). The one place an `Annotator` is made.
 
     Entries of a `.cupt` lexicon are already tokens (they come from annotated sentences), so only
     entries of the other formats are tokenized like the text.
     """
+    if entries is not None and lexicon is not None:
+        raise ValueError("build_annotator: give entries or a compiled lexicon, not both")
     if config.lexicon_format not in LEXICON_FORMATS:
         raise MwemtError(f"lexicon format {config.lexicon_format!r}: choose one of {', '.join(LEXICON_FORMATS)}")
     if config.lexicon_side not in LEXICON_SIDES:
         raise MwemtError(f"lexicon side {config.lexicon_side!r}: choose one of {', '.join(LEXICON_SIDES)}")
     lemmatizer = get_lemmatizer(config.lemmatizer, config.lang)
-    lexicon = None
     formats: set[str] = set()
     if entries is not None:
         lexicon = Lexicon(entries, lemmatizer, lang=config.lang, tokenize_entries=config.lexicon_format != "cupt")
-    elif config.lexicon:
+    elif lexicon is None and config.lexicon:
         formats = {detect_lexicon_format(p) if config.lexicon_format == "auto" else config.lexicon_format
                    for p in config.lexicon}
         entries = [e for p in config.lexicon for e in read_lexicon_entries(p, config.lexicon_format,

@@ -19,7 +19,7 @@ That share is each occurrence's **confidence**; candidates below ``min_associati
 seen in the corpus are kept with no confidence: nothing can be said about them. The thresholds
 are not learned (there is nothing annotated to learn them on): the defaults below were chosen
 on the DiMSUM training set with the OEWN lexicon and 100k lines of the English Wikipedia sample
-(`scripts/dimsum_identify.py`, docs/identification.md): max_gap 2, variability >= 0.75, and no
+(`studies/identification/dimsum_identify.py`, docs/identification.md): max_gap 2, variability >= 0.75, and no
 association threshold, which did not help there at any value (association still gives contiguous
 candidates their confidence).
 """
@@ -34,6 +34,9 @@ from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
 from mwemt.preprocess.filters import JudgingModel
+from mwemt.preprocess.identify import find_candidates
+from mwemt.preprocess.lemmatize import get_lemmatizer
+from mwemt.preprocess.tokenize import tokenize
 from mwemt.records import Mwe
 
 CORPUS_FILTERS = ("association", "variability")
@@ -148,27 +151,28 @@ class CorpusFilterModel(JudgingModel):
                 "entries_seen_in_corpus": seen, **{k: v for k, v in self.meta.items() if k in ("source",)}}
 
 
-def count_corpus(annotator, sentences: Iterable[str], max_gaps: Sequence[int]) -> tuple[dict, Counter, int, int]:
-    """Per max_gap: contiguous and gapped look-up matches per entry; and lemma frequencies, tokens,
-    sentences. Each line is tokenized and lemmatized once, whatever the number of gaps.
-
-    ``annotator`` supplies tokenization, lemmatization and the lexicon (its own filters are not used).
+def count_corpus(lexicon, sentences: Iterable[str], max_gaps: Sequence[int], *, lang: str = "en",
+                 lemmatizer: str = "simplemma", pretokenized: bool = False) -> tuple[dict, Counter, int, int]:
+    """Per max_gap: contiguous and gapped look-up matches per entry of ``lexicon``; and lemma
+    frequencies, tokens, sentences. Each line is tokenized and lemmatized once (as `mwemt annotate`
+    does: `mwemt.preprocess.tokenize`, then the lemmatizer), whatever the number of gaps.
     """
-    from mwemt.preprocess.identify import find_candidates
-
+    lem = get_lemmatizer(lemmatizer, lang)
+    if lexicon.lemmatizer is None:
+        lexicon.set_lemmatizer(lem)  # entries must be normalized like the text
     counts: dict[int, dict[str, list[int]]] = {g: {} for g in max_gaps}
     freq: Counter = Counter()
     n_tokens = n_sents = 0
     for line in sentences:
-        tokens = annotator.tokens(line)
+        tokens = line.split() if pretokenized else tokenize(line, lang)
         if not tokens:
             continue
-        lemmas = annotator.lemmatizer.lemmatize(tokens)
+        lemmas = lem.lemmatize(tokens)
         n_sents += 1
         n_tokens += len(lemmas)
         freq.update(lemmas)
         for g in max_gaps:
-            for m in find_candidates(lemmas, annotator.lexicon, g, forms=tokens):
+            for m in find_candidates(lemmas, lexicon, g, forms=tokens):
                 pair = counts[g].setdefault(m.lemma, [0, 0])
                 pair[0 if m.contiguous else 1] += 1
     return counts, freq, n_tokens, n_sents
@@ -200,15 +204,14 @@ def estimate_for_gaps(lexicon, corpus: str | Path, max_gaps: Sequence[int], *, l
     import itertools
 
     from mwemt.fileio import iter_lines, sha256_file
-    from mwemt.preprocess.annotate import Annotator
     from mwemt.provenance import versions
 
     t = thresholds or CorpusThresholds()
-    annotator = Annotator(lexicon, lang=lang, lemmatizer=lemmatizer, pretokenized=pretokenized)
     lines = iter_lines(corpus, allow_empty=True)
     if max_lines:
         lines = itertools.islice(lines, max_lines)
-    counts, freq, n_tokens, n_sents = count_corpus(annotator, lines, max_gaps)
+    counts, freq, n_tokens, n_sents = count_corpus(lexicon, lines, max_gaps, lang=lang, lemmatizer=lemmatizer,
+                                                   pretokenized=pretokenized)
     if n_tokens == 0:
         raise InputError("the raw corpus has no tokens", corpus, expected="plain text, one sentence per line")
     source = {"path": str(corpus), "sha256": sha256_file(corpus), "sentences": n_sents, "tokens": n_tokens,

@@ -48,7 +48,7 @@ from pathlib import Path
 from mwemt.errors import InputError, MwemtError
 from mwemt.testsets.aligned import ReferenceFilters, SpanRules, aligned_reference, filter_reason
 from mwemt.testsets.select import type_key as _select_type_key
-from mwemt.records import AnnotatedSentence, TestMwe
+from mwemt.records import AnnotatedSentence, Mwe, TestMwe
 
 GAP = "..."
 SOURCES = ("aligned", "dictionary")
@@ -210,12 +210,16 @@ class MweTranslationTable:
     def build_from_alignment(cls, sentences: Sequence[AnnotatedSentence], tgt_tokens: Sequence[Sequence[str]],
                              alignments: Sequence, *, filters=None, rules=None,
                              key: Callable[[str], str] = type_key,
-                             provenance: Mapping | None = None) -> tuple[MweTranslationTable, dict]:
+                             provenance: Mapping | None = None,
+                             observe: Callable[[str, tuple[str, ...], int, Mwe], None] | None = None
+                             ) -> tuple[MweTranslationTable, dict]:
         """The translations alignment attests: every MWE of ``sentences[k]`` (annotated source),
         translated by `mwemt.testsets.aligned.aligned_reference` under ``alignments[k]``
         into ``tgt_tokens[k]``, counted once per occurrence unless a filter drops it.
 
         ``filters`` (`ReferenceFilters`) and ``rules`` (`SpanRules`) default to the test builder's.
+        ``observe(key, translation, k, mwe)``, when given, hears every counted occurrence (``k``: the
+        index of its sentence), e.g. to keep the source contexts of each translation (`mwemt.testsets.senses`).
         Returns the table and counts (occurrences seen, kept, and dropped by filter reason)."""
         filters = filters or ReferenceFilters()
         rules = rules or SpanRules()
@@ -223,7 +227,7 @@ class MweTranslationTable:
             raise MwemtError("build_from_alignment: sentences, targets and alignments must have the same length")
         table = cls(provenance=provenance)
         counts: dict = {"occurrences": 0, "kept": 0, "dropped": {}}
-        for sent, tgt, links in zip(sentences, tgt_tokens, alignments):
+        for n_sent, (sent, tgt, links) in enumerate(zip(sentences, tgt_tokens, alignments)):
             for m in sent.mwes:
                 counts["occurrences"] += 1
                 ref = aligned_reference(m.indices, links, tgt, src_tokens=sent.tokens, rules=rules)
@@ -239,6 +243,8 @@ class MweTranslationTable:
                     tokens.extend(run)
                 table.add(key(m.lemma), tokens, 1, "aligned")
                 counts["kept"] += 1
+                if observe is not None:
+                    observe(key(m.lemma), tuple(t.casefold() for t in tokens), n_sent, m)
         return table, counts
 
     # -- files
@@ -298,6 +304,10 @@ class MweTranslationTable:
                     tokens, count, sources = e.get("tokens"), e.get("count"), e.get("sources")
                     if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
                         raise ValueError(f"tokens {tokens!r} are not a list of strings")
+                    spaced = next((t for t in tokens if t.strip() and any(ch.isspace() for ch in t)), None)
+                    if spaced is not None:   # one token is one word: decoding and scoring split on whitespace
+                        raise ValueError(f"token {spaced!r} contains whitespace (a token is one word: write "
+                                         f"{spaced.split()!r} as separate tokens)")
                     if not isinstance(count, int) or isinstance(count, bool):
                         raise ValueError(f"count {count!r} is not an integer")
                     if not isinstance(sources, list):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mwemt.evaluate import degenerate as D
 from mwemt.evaluate.bootstrap import BootstrapSettings
 from mwemt.evaluate.compare import buckets as B
 from mwemt.evaluate.compare import examples as E
@@ -33,6 +34,7 @@ from mwemt.evaluate.compare.word_accuracy import TOKENIZE, corpus_counts, word_c
 from mwemt.evaluate.mwe_score import MweScore
 from mwemt.evaluate.registry import MetricOptions, build_metric
 from mwemt.evaluate.report import undefined_reason
+from mwemt.evaluate.sacrebleu_metrics import BleuParts, bleu_difference
 from mwemt.evaluate.scoring import ScoreRun, score_systems
 from mwemt.evaluate.signature import Signature
 
@@ -114,6 +116,7 @@ def compare_systems(inputs: CompareInputs, metrics: Sequence[str] | None = None,
         "baseline": names[0],
         "n_sentences": inputs.score.n_sentences,
         "aggregate": _aggregate(run),
+        "bleu_parts": _bleu_parts(run),
         "hit_definition": hit_definition(settings.hit_threshold),
     }
     mwe_metric = None
@@ -126,6 +129,7 @@ def compare_systems(inputs: CompareInputs, metrics: Sequence[str] | None = None,
         report["mwe"] = {"skipped": "no MWE test set given"}
     _say(progress, "word accuracy by frequency bucket")
     report["word_accuracy"] = _word_accuracy(inputs, settings, weights)
+    report["degenerate"] = _degenerate(inputs, settings)
     report["signature"] = str(_signature(settings, report, options))
     report["inputs"] = {**inputs.score.sources}
     if provenance is not None:
@@ -168,6 +172,53 @@ def _aggregate(run: ScoreRun) -> list[dict]:
         if reason is not None:
             entry["undefined"] = reason
         out.append(entry)
+    return out
+
+
+DEGENERATE_EXAMPLES = 3   # at most, per system and flag
+
+
+def _degenerate(inputs: CompareInputs, settings: CompareSettings) -> dict:
+    """Degenerate lines per system (`mwemt.evaluate.degenerate`: loops, over-long outputs, appended fragments),
+    judged against the source text (the test set's, else the source file; loops only without either), with
+    examples: the first lines (at most `DEGENERATE_EXAMPLES`, and ``settings.examples``) of each flag that the
+    baseline's line does not have."""
+    sources = inputs.sources or None
+    names = inputs.system_names
+    counter = D.DegenerateCounter.for_test(sources, inputs.score.refs)
+    stats = {s.name: counter.sentence_stats(sources, s.hyps) for s in inputs.score.systems}
+    hyps = {s.name: s.hyps for s in inputs.score.systems}
+    base = stats[names[0]].rows
+    limit = min(settings.examples, DEGENERATE_EXAMPLES)
+    systems = {}
+    for name in names:
+        rows = stats[name].rows
+        shown = []
+        for k, flag in enumerate(D.FLAGS):
+            new = rows[:, k] if name == names[0] else rows[:, k] & (1 - base[:, k])
+            for i in np.flatnonzero(new)[:limit]:
+                shown.append({"flag": flag, "sentence": int(i) + 1, "source": sources[i] if sources else None,
+                              "hypothesis": hyps[name][i], "baseline": hyps[names[0]][i]})
+        systems[name] = {**counter.counts(stats[name]), "examples": shown}
+    return {"signature": str(counter.signature()), "expected_ratio": counter.expected_ratio,
+            "with_source": sources is not None, "note": D.flag_note(sources is not None), "systems": systems}
+
+
+def _bleu_parts(run: ScoreRun) -> dict | None:
+    """BLEU's parts per system (brevity penalty, precisions, lengths) and each system's difference from the
+    baseline split into the brevity penalty's part and the precisions' (`bleu_difference`)."""
+    result = next((r for r in run.metrics if r.key == "bleu"), None)
+    if result is None:
+        return None
+    parts = [BleuParts.from_extra(sc.score, sc.extra) for sc in result.scores]
+    if any(p is None for p in parts):
+        return None
+    out = {}
+    for k, (name, p) in enumerate(zip(run.systems, parts)):
+        row = {"score": p.score, **p.to_extra()}
+        if k:
+            row["vs_baseline"] = bleu_difference(p, parts[0])
+        out[name] = row
     return out
 
 

@@ -15,7 +15,8 @@ from html import escape
 from mwemt.evaluate.base import UNDEFINED, undefined_note
 from mwemt.evaluate.compare import svg
 
-SECTIONS = (("summary", "Summary"), ("aggregate", "Aggregate scores"), ("mwe-buckets", "MWE accuracy by bucket"),
+SECTIONS = (("summary", "Summary"), ("aggregate", "Aggregate scores"), ("bleu-parts", "BLEU's parts"),
+            ("degenerate", "Degenerate outputs"), ("mwe-buckets", "MWE accuracy by bucket"),
             ("per-mwe", "Per-MWE table"), ("examples", "Examples"), ("word-accuracy", "Word accuracy"),
             ("about", "Signature and inputs"))
 
@@ -183,6 +184,73 @@ def _aggregate(r: dict) -> str:
     return table + note + chart
 
 
+def _pct(x: float | None) -> str:
+    return "\u2014" if x is None else f"{100 * x:.0f}%"
+
+
+def _bleu_parts(r: dict) -> str:
+    parts = r.get("bleu_parts")
+    if not parts:
+        return '<p class="note">Not available: no BLEU score.</p>'
+    rows = []
+    for k, name in enumerate(r["systems"]):
+        p = parts[name]
+        v = p.get("vs_baseline")
+        note = ""
+        if v and v["mostly_brevity"]:
+            note = "mostly brevity penalty" + ("; every precision falls" if v["precisions_fall"] else "")
+        split = ["\u2014"] * 3 if not v else [f"{v['bp_part']:+.3f}", f"{v['precision_part']:+.3f}", _pct(v["bp_share"])]
+        cells = [f"{p['score']:.1f}", f"{p['bp']:.3f}", fmt(p["ratio"], 3),
+                 *[f"{x:.1f}" for x in p["precisions"]], *split, escape(note)]
+        rows.append(f"<tr><td>{_swatch(k)}{escape(name)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    orders = "".join(f"<th>p{n}</th>" for n in range(1, len(parts[r["systems"][0]]["precisions"]) + 1))
+    return ('<p class="note">BLEU = BP \u00d7 the geometric mean of the n-gram precisions; a system\'s log BLEU minus '
+            "the baseline's splits exactly into the brevity penalty's part and the precisions' part. <b>Mostly brevity "
+            "penalty</b>: the BP part is more than half of the difference (more than all of it when the precisions "
+            "move the other way). length: hypothesis / reference length.</p>"
+            f'<table class="sortable" id="bleu-parts-table"><thead><tr><th>System</th><th>BLEU</th><th>BP</th>'
+            f"<th>length</th>{orders}<th>BP part</th><th>precision part</th><th>BP share</th><th>note</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _degenerate(r: dict) -> str:
+    d = r.get("degenerate")
+    if not d:
+        return '<p class="note">Not available (a report written before degenerate outputs were counted).</p>'
+    names = r["systems"]
+    flags = ("loop", "long", "appended", "any")
+    base = d["systems"][names[0]]
+    rows = []
+    for k, name in enumerate(names):
+        row = d["systems"][name]
+        cells = []
+        for f in flags:
+            if row[f] is None:
+                cells.append(f"<td>{UNDEFINED}</td>")
+            else:
+                cells.append(f'<td data-sort="{row[f]}">{row[f]} <span class="ci">'
+                             f"({100 * row[f] / max(row['lines'], 1):.1f}%)</span></td>")
+        delta = "\u2014" if not k or row["any"] is None else signed(row["any"] - base["any"], 0)
+        rows.append(f"<tr><td>{_swatch(k)}{escape(name)}</td>{''.join(cells)}<td>{delta}</td></tr>")
+    out = [f'<p class="note">Lines flagged per system (share of all lines). {escape(d["note"])} Expected '
+           f"target/source ratio {d['expected_ratio']:.3f}; signature <code>{escape(d['signature'])}</code>.</p>",
+           '<table class="sortable" id="degenerate-table"><thead><tr><th>System</th>'
+           + "".join(f"<th>{f}</th>" for f in flags) + "<th>\u0394 any</th></tr></thead>"
+           f"<tbody>{''.join(rows)}</tbody></table>"]
+    for k, name in enumerate(names[1:], 1):
+        examples = d["systems"][name].get("examples") or []
+        if not examples:
+            continue
+        out.append(f"<h3>{_swatch(k)}{escape(name)}: flagged lines the baseline's line is not flagged on</h3>")
+        for ex in examples:
+            rows = ([f'<tr><th>source</th><td>{escape(ex["source"])}</td></tr>'] if ex.get("source") else []) + [
+                f'<tr><th>{escape(name)}</th><td>{escape(ex["hypothesis"])}</td></tr>',
+                f'<tr><th>{escape(names[0])}</th><td>{escape(ex["baseline"])}</td></tr>']
+            out.append(f'<div class="example"><div class="head">sentence {ex["sentence"]} \u00b7 '
+                       f'{escape(ex["flag"])}</div><table>{"".join(rows)}</table></div>')
+    return "".join(out)
+
+
 def _bucket_section(r: dict) -> str:
     mwe = r["mwe"]
     if "buckets" not in mwe:
@@ -332,7 +400,8 @@ def _about(r: dict) -> str:
 
 def render_html(report: dict) -> str:
     names = ", ".join(report["systems"])
-    body = {"summary": _summary, "aggregate": _aggregate, "mwe-buckets": _bucket_section, "per-mwe": _per_mwe,
+    body = {"summary": _summary, "aggregate": _aggregate, "bleu-parts": _bleu_parts, "degenerate": _degenerate,
+            "mwe-buckets": _bucket_section, "per-mwe": _per_mwe,
             "examples": _examples, "word-accuracy": _word_accuracy, "about": _about}
     nav = "".join(f'<a href="#{key}">{escape(title)}</a>' for key, title in SECTIONS)
     sections = "".join(f'<section id="{key}"><h2>{escape(title)}</h2>{body[key](report)}</section>'

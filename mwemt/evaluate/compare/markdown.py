@@ -71,6 +71,7 @@ def render_markdown(r: dict) -> str:
     undefined = [undefined_note(m["name"], m["undefined"]) for m in r["aggregate"] if m.get("undefined")]
     lines += [""] + undefined if undefined else []
     lines += [""] + [f"- {m['name']}: `{m['signature']}`" for m in r["aggregate"]] + [""]
+    lines += _bleu_parts(r, names) + _degenerate(r, names)
     mwe = r["mwe"]
     lines += ["## MWE accuracy by bucket", ""]
     if "buckets" not in mwe:
@@ -142,3 +143,56 @@ def _words(r: dict, names: list[str]) -> list[str]:
              f"Word F-measure (compare-mt), {wa['tokenize']} tokens, bucketed by frequency in {wa['frequency_source']}.",
              ""]
             + _table(["Frequency", "Reference words", *names, *[f"\u0394 {n}" for n in names[1:]]], rows) + [""])
+
+
+def _pct(x: float | None) -> str:
+    return "\u2014" if x is None else f"{100 * x:.0f}%"
+
+
+def _bleu_parts(r: dict, names: list[str]) -> list[str]:
+    parts = r.get("bleu_parts")
+    if not parts:
+        return []
+    rows = []
+    for n in names:
+        p = parts[n]
+        v = p.get("vs_baseline")
+        precs = [f"{x:.1f}" for x in p["precisions"]]
+        note = ""
+        if v and v["mostly_brevity"]:
+            note = "mostly brevity penalty" + ("; every precision falls" if v["precisions_fall"] else "")
+        rows.append([n, f"{p['score']:.1f}", f"{p['bp']:.3f}", fmt(p["ratio"], 3), "/".join(precs),
+                     "\u2014" if not v else f"{v['bp_part']:+.3f}", "\u2014" if not v else f"{v['precision_part']:+.3f}",
+                     "\u2014" if not v else _pct(v["bp_share"]), note])
+    return (["## BLEU: brevity penalty and n-gram precisions", "",
+             "BLEU = BP x the geometric mean of the precisions p1-p4; a system's log BLEU minus the baseline's splits "
+             "into the BP part and the precision part. Mostly brevity penalty: the BP part is more than half of the "
+             "difference.", ""]
+            + _table(["System", "BLEU", "BP", "length", "p1/p2/p3/p4", "BP part", "precision part", "BP share", "note"],
+                     rows) + [""])
+
+
+def _degenerate(r: dict, names: list[str]) -> list[str]:
+    d = r.get("degenerate")
+    if not d:
+        return []
+    flags = ("loop", "long", "appended", "any")
+    base = d["systems"][names[0]]
+    rows = []
+    for n in names:
+        row = d["systems"][n]
+        cells = ["n/a" if row[f] is None else f"{row[f]} ({100 * row[f] / max(row['lines'], 1):.1f}%)" for f in flags]
+        delta = "\u2014" if n == names[0] or row["any"] is None else f"{row['any'] - base['any']:+d}"
+        rows.append([n, *cells, delta])
+    lines = ["## Degenerate outputs", "", f"Lines flagged per system. {d['note']} Expected target/source ratio "
+             f"{d['expected_ratio']:.3f}; signature `{d['signature']}`.", ""]
+    lines += _table(["System", *flags, "\u0394 any"], rows) + [""]
+    examples = [(n, ex) for n in names for ex in d["systems"][n].get("examples", []) if n != names[0]]
+    if examples:
+        lines += ["Examples (lines the baseline does not have the flag on):", ""]
+        for n, ex in examples:
+            src = f" source: {ex['source']} \u2192" if ex.get("source") else ""
+            lines.append(f"- {n}, sentence {ex['sentence']}, {ex['flag']}:{src} {ex['hypothesis']} "
+                         f"(baseline: {ex['baseline']})")
+        lines.append("")
+    return lines

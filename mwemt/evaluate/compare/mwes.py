@@ -148,13 +148,10 @@ def count_in_corpus(keys: Sequence[str], lines: Iterable[str], *, lang: str, max
     """How often the annotator finds each MWE type (``keys``: lemmas) in ``lines``."""
     from tqdm import tqdm
 
-    from mwemt.preprocess.annotate import Annotator
-    from mwemt.preprocess.lemmatize import get_lemmatizer
-    from mwemt.preprocess.lexicon import Lexicon
+    from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator
 
     entries = [LexiconEntry(tuple(k.split())) for k in keys if len(k.split()) >= 2]
-    lexicon = Lexicon(entries, get_lemmatizer(lemmatizer, lang), lang=lang, name="test-mwes")
-    annotator = Annotator(lexicon, lang, lemmatizer, max_gap)
+    annotator = build_annotator(AnnotatorConfig(lang, lemmatizer=lemmatizer, max_gap=max_gap, filters="none"), entries)
     counts: Counter = Counter()
     for line in tqdm(lines, desc="MWEs in training data", unit="line", total=total, file=sys.stderr,
                      disable=not progress):

@@ -2,8 +2,8 @@
 # Meta-evaluate BLEU, chrF and the TESLA-like metrics against published expert MQM, with mwemt's own
 # commands only: the route a user takes with their own MQM file.
 #
-#   scripts/meta_eval_mqm.sh wmt23-zh-en [OUT]   WMT23 general task ZH->EN (side-by-side MQM, 10 systems)
-#   scripts/meta_eval_mqm.sh ted-en-de [OUT]     WMT21 TED talks EN->DE (Freitag et al. 2021, 13 systems)
+#   studies/meta-evaluation/meta_eval_mqm.sh wmt23-zh-en [OUT]   WMT23 general task ZH->EN (side-by-side MQM, 10 systems)
+#   studies/meta-evaluation/meta_eval_mqm.sh ted-en-de [OUT]     WMT21 TED talks EN->DE (Freitag et al. 2021, 13 systems)
 #
 # Steps: `meta-eval extract` writes the rated texts line-aligned with the MQM file's segment ids;
 # for English targets `compositionality weights` finds the references' WordNet MWEs and predicts their

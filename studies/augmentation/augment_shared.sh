@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Reproduce the shared-data augmentation runs of docs/augment.md.
-#   scripts/augment_shared.sh [OUT_DIR]      (default: runs/augment; SHARED=../shared/data)
+#   studies/augmentation/augment_shared.sh [OUT_DIR]      (default: runs/augment; SHARED=../shared/data)
 # Steps: Tatoeba EN-IT split -> dictionary augmentation (MultiWordNet MWEs, 10%) -> a small IT->EN
 # reverse model trained with `mwemt train` -> back-translation of Italian Europarl sentences that
 # contain a WordNet MWE (2%). SKIP_BT=1 stops after the dictionary step (no torch/fairseq needed).
 # REVERSE_UPDATES (default 800) sets the reverse model's training length (55 min on a loaded 2-core box).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${1:-runs/augment}
 SHARED=${SHARED:-../shared/data}
 SEED=${SEED:-1}

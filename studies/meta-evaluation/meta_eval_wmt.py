@@ -23,7 +23,7 @@ run: there are no German compositionality ratings in the shared data.
 Outputs in --out: ``mqm.seg.tsv`` and ``<metric>.seg.tsv`` (inputs of ``mwemt meta-eval``),
 ``report.txt`` (the table) and ``report.json`` (results, signatures, provenance).
 
-    python scripts/meta_eval_wmt.py --data ../shared/data/judgements/wmt-mqm-en-de --out runs/meta_eval_wmt
+    python studies/meta-evaluation/meta_eval_wmt.py --data ../shared/data/judgements/wmt-mqm-en-de --out runs/meta_eval_wmt
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ of the checkpoint and the test set, the decoding settings): a rerun translates o
 and an interrupted run resumes. Writes OUT/results.md (the table, signatures, verdict) and
 OUT/report.json (everything, with provenance), and prints the table.
 
-    python scripts/mwe_sensitivity.py --model runs/sensitivity/model \
+    python studies/mwe-test-and-score/mwe_sensitivity.py --model runs/sensitivity/model \
         --testset results/cpu-science/refs/tatoeba-mwe.jsonl --ref results/cpu-science/refs/tatoeba-mwe.txt \
         --mwe-table runs/sensitivity/table/mwe-table.jsonl --out runs/sensitivity/tatoeba-mwe
 """

@@ -17,7 +17,7 @@ each fold's filter model as NAME.filters.json) and scored with `mwemt.evaluate.p
 pooled rows add the two folds' counts. With --test, a lexicon (and filters) from the whole
 --train file is also applied to the test file. --markdown writes the before/after tables.
 
-    python scripts/parseme_twofold.py --train ../shared/data/mwe-corpora/parseme-1.1/EN/train.cupt \\
+    python studies/identification/parseme_twofold.py --train ../shared/data/mwe-corpora/parseme-1.1/EN/train.cupt \\
         --out runs/parseme_twofold --markdown runs/parseme_twofold/en.md
 """
 

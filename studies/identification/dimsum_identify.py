@@ -12,7 +12,7 @@ annotate` does with text) and scored with the PARSEME measures (`mwemt.evaluate.
 - after: the corpus estimates' thresholds and max_gap chosen on DiMSUM **train** (a grid), then
   applied once to DiMSUM **test**; the raw corpus is not DiMSUM (default: Europarl English).
 
-    python scripts/dimsum_identify.py --out runs/dimsum --markdown runs/dimsum/dimsum.md
+    python studies/identification/dimsum_identify.py --out runs/dimsum --markdown runs/dimsum/dimsum.md
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from mwemt.preprocess.mwe_context import read_dimsum
 from mwemt.provenance import manifest, write_json
 from mwemt.records import Mwe
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "data"
 DIMSUM = SHARED / "mwe-corpora" / "dimsum16"
 OEWN = SHARED / "lexicons" / "wordnet-mwe" / "derived" / "oewn_english_mwe_lemmas.tsv"

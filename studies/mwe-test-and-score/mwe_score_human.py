@@ -25,7 +25,7 @@ With ``--table`` (an MWE translation table, `mwemt testset table`), rows are add
 attested translation counts (``--mwe-alternatives table``, issue 29), each with its paired AUC
 difference to the default.
 
-    python scripts/mwe_score_human.py --out runs/mwe_score_human \
+    python studies/mwe-test-and-score/mwe_score_human.py --out runs/mwe_score_human \
         --extra ../shared/data/parallel/europarl-en-it/data/pivot/triples.{en,it}.gz --extra-max 30000 \
         --wordnet ../shared/data/lexicons/wordnet-mwe/wns/ita/wn-data-ita.tab --table ted_table_merged.jsonl
 """
@@ -57,9 +57,9 @@ from mwemt.evaluate.mwe_score import (
 )
 from mwemt.evaluate.similarity import omw_wordnet
 from mwemt.fileio import write_lines, write_text
+from mwemt.provenance import manifest, write_json
 from mwemt.testsets.align import AlignConfig, read_extra
 from mwemt.testsets.testset import build_ted_testset, read_ted_pairs
-from mwemt.provenance import manifest, write_json
 
 
 def read_final_rows(path: Path) -> tuple[list[dict], Counter]:

@@ -15,7 +15,7 @@ only, so only matches of verbal OEWN entries count as predictions there).
 - exact P: predicted token set = a gold MWE's; lenient P: predicted tokens inside one gold MWE;
 - R: gold MWEs predicted exactly.
 
-    python scripts/identify_context_eval.py [--model PATH] [--json out.json] [--markdown out.md]
+    python studies/identification/identify_context_eval.py [--model PATH] [--json out.json] [--markdown out.md]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))   # scripts/train_mwe_context.py
 
 from train_mwe_context import (
     DIMSUM_TRAIN,

@@ -3,7 +3,7 @@
 measurement: how much does each choice change tesla-comp's agreement with MQM, against tesla's?
 
 Why a script: the choice is made once, on a development set, and the README reports it; the
-measurement must be repeatable. Input is a directory written by ``scripts/meta_eval_mqm.sh
+measurement must be repeatable. Input is a directory written by ``studies/meta-evaluation/meta_eval_mqm.sh
 wmt23-zh-en`` (rated texts with their ids, ``seg/tesla.seg.tsv``), and the raw predictions
 (``mwemt compositionality weights --rescale none``).
 
@@ -17,7 +17,7 @@ which is exactly what tesla-comp gives them (checked on the first configuration)
 
     mwemt compositionality weights --ref runs/meta-eval-wmt23-zh-en/reference.txt --rescale none \
         -o runs/meta-eval-wmt23-zh-en/weights.raw.tsv
-    python scripts/tesla_comp_tuning.py --dir runs/meta-eval-wmt23-zh-en \
+    python studies/meta-evaluation/tesla_comp_tuning.py --dir runs/meta-eval-wmt23-zh-en \
         --weights runs/meta-eval-wmt23-zh-en/weights.raw.tsv \
         --human ../shared/data/judgements/wmt23-mqm-zh-en/sxs_mqm_generalMT2023_zhen.3ratingsPerSegment.tsv.tar.gz \
         --out runs/tesla-comp-tuning
@@ -33,11 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from mwemt.compositionality.predict import rescale
+from mwemt.evaluate.compositionality_table import CompositionalityTable
 from mwemt.evaluate.human_scores import load_human_scores
 from mwemt.evaluate.inputs import load_score_inputs
 from mwemt.evaluate.meta_compare import compare_metrics
 from mwemt.evaluate.meta_eval import build_grid, read_segment_scores
-from mwemt.evaluate.tesla import CompositionalityTable, Tesla
+from mwemt.evaluate.tesla import Tesla
 from mwemt.fileio import write_text
 from mwemt.formats import read_compositionality
 from mwemt.provenance import manifest, write_json
@@ -56,7 +57,7 @@ def _cells(entry: dict) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dir", required=True, help="output directory of scripts/meta_eval_mqm.sh wmt23-zh-en")
+    ap.add_argument("--dir", required=True, help="output directory of studies/meta-evaluation/meta_eval_mqm.sh wmt23-zh-en")
     ap.add_argument("--human", required=True, help="the MQM file meta-eval reads")
     ap.add_argument("--weights", required=True, help="raw predictions: compositionality weights --rescale none")
     ap.add_argument("--out", required=True)

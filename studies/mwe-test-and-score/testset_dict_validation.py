@@ -20,13 +20,13 @@ set the shared data allows, and says so in its output:
 The builder is then run as `mwemt testset build` runs it (OEWN lexicon, contiguous, eflomal with
 ``--extra`` text, the filters): an example counts as *found* when a kept MWE of the builder
 overlaps the gold MWE's source tokens, and its token F1 is between the builder's reference
-translation and the gold span (words as `scripts/testset_ted_validation.py` compares them). F1 is
+translation and the gold span (words as `studies/mwe-test-and-score/testset_ted_validation.py` compares them). F1 is
 reported over the found examples and over all 100 (not found = 0), for the span rule before issue
 29 (`SpanRules.none()`, three filters), with the new rules, and with the new rules plus the
 dictionary's translations as candidates (circular here: the gold comes from the same dictionary,
 so that row is an upper bound, not a result).
 
-    python scripts/testset_dict_validation.py --out runs/dict_validation
+    python studies/mwe-test-and-score/testset_dict_validation.py --out runs/dict_validation
 """
 
 from __future__ import annotations
@@ -36,13 +36,16 @@ import random
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # testset_ted_validation.py, beside this one
 
 from testset_ted_validation import token_f1, words_of  # noqa: E402
 
 from mwemt.fileio import read_lines, write_lines, write_text  # noqa: E402
+from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator  # noqa: E402
+from mwemt.preprocess.tokenize import tokenize  # noqa: E402
+from mwemt.provenance import manifest, write_json  # noqa: E402
 from mwemt.testsets.align import AlignConfig, align_directional, read_extra  # noqa: E402
 from mwemt.testsets.aligned import (  # noqa: E402
     ReferenceFilters,
@@ -51,10 +54,7 @@ from mwemt.testsets.aligned import (  # noqa: E402
     filter_reason,
     find_candidate,
 )
-from mwemt.preprocess.annotate import AnnotatorConfig, build_annotator  # noqa: E402
 from mwemt.testsets.mwe_table import MweTranslationTable, read_dictionary  # noqa: E402
-from mwemt.preprocess.tokenize import tokenize  # noqa: E402
-from mwemt.provenance import manifest, write_json  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 DATA = SHARED / "testsets" / "zaninello-en-it" / "datasets" / "test"

@@ -9,7 +9,7 @@ reference sentence's words) and term use whether it holds one of the MWE's given
 MWE table, `mwemt testset table`). Printed: each metric's score and signature, and the share of
 human-correct (Y) verdicts among the MWEs flagged and not flagged.
 
-    python scripts/liter_termuse_ted.py --table ted_table_merged.jsonl
+    python studies/mwe-test-and-score/liter_termuse_ted.py --table ted_table_merged.jsonl
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from mwemt.evaluate.liter import Liter, word_dictionary  # noqa: E402

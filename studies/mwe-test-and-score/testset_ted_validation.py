@@ -32,7 +32,7 @@ clitics, articles, known translations; the ``function_only`` filter) are compare
 before them on the same links ("Span rules" table); ``--dictionary`` and ``--table`` give the
 known translations; ``--cache`` reuses an alignment (the runs are then not independent).
 
-    python scripts/testset_ted_validation.py --out runs/ted_validation
+    python studies/mwe-test-and-score/testset_ted_validation.py --out runs/ted_validation
 """
 
 from __future__ import annotations
@@ -46,12 +46,14 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from mwemt.evaluate.function_words import stop_list  # noqa: E402
 from mwemt.evaluate.mwe_score import word_pieces  # noqa: E402
 from mwemt.fileio import read_lines, write_lines, write_text  # noqa: E402
+from mwemt.preprocess.tokenize import tokenize  # noqa: E402
+from mwemt.provenance import manifest, write_json  # noqa: E402
 from mwemt.testsets.align import SYMMETRIZATIONS, AlignConfig, align_directional, read_extra  # noqa: E402
 from mwemt.testsets.aligned import (  # noqa: E402
     ReferenceFilters,
@@ -61,8 +63,6 @@ from mwemt.testsets.aligned import (  # noqa: E402
 )
 from mwemt.testsets.mwe_table import MweTranslationTable, mwe_key, read_dictionary  # noqa: E402
 from mwemt.testsets.testset import build_ted_testset, read_ted_pairs  # noqa: E402
-from mwemt.preprocess.tokenize import tokenize  # noqa: E402
-from mwemt.provenance import manifest, write_json  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 TED = SHARED / "testsets" / "zaninello-en-it"

@@ -15,8 +15,8 @@ each labelled row's stored reference beside the one the current rules derive, an
 ``clean_ref`` N rows and Y rows whose reference changes (to be read one by one), apart from those
 whose stored reference the first-round rules do not derive again either (candidates differ).
 
-    python scripts/testset_span_rules_diff.py results/cpu-science/refs/tatoeba-mwe.jsonl [--table T]
-    python scripts/testset_span_rules_diff.py results/cpu-science-2/refs/tatoeba-mwe.jsonl --alternatives \
+    python studies/mwe-test-and-score/testset_span_rules_diff.py results/cpu-science/refs/tatoeba-mwe.jsonl [--table T]
+    python studies/mwe-test-and-score/testset_span_rules_diff.py results/cpu-science-2/refs/tatoeba-mwe.jsonl --alternatives \
         --handcheck results/cpu-science-2/refs/tatoeba-mwe.handcheck.tsv
 """
 
@@ -27,12 +27,13 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from mwemt.errors import MwemtError  # noqa: E402
 from mwemt.fileio import read_lines  # noqa: E402
 from mwemt.formats import read_testset  # noqa: E402
+from mwemt.preprocess.tokenize import detokenize  # noqa: E402
 from mwemt.testsets.align import parse_pharaoh  # noqa: E402
 from mwemt.testsets.aligned import (  # noqa: E402
     ARTICLES,
@@ -44,7 +45,6 @@ from mwemt.testsets.aligned import (  # noqa: E402
     filter_reason,
 )
 from mwemt.testsets.mwe_table import MweTranslationTable, mwe_key  # noqa: E402
-from mwemt.preprocess.tokenize import detokenize  # noqa: E402
 
 
 def kind_of(old: list[str], new: list[str], candidate: bool) -> str:

@@ -1,0 +1,144 @@
+"""Write a published directory's results.json / .md / .csv / .png again, without training, decoding or scoring
+MWEs: results.md gains what a newer mwemt reports (BLEU's brevity penalty and precisions, degenerate outputs,
+the tests the baseline cannot translate, the seed section's rules) from the published files alone.
+
+What it reads (a directory `mwemt run --publish` wrote, `mwemt.experiments.publish`):
+
+- results.json: every score, p-value and signature, kept as they are;
+- hyps/SYSTEM.TEST.txt.gz and refs/TEST.txt.gz: BLEU's parts are recomputed with sacrebleu under the settings of
+  the column's signature (case, tokenizer), and each recomputed BLEU must equal the published score (else
+  nothing is written): the parts are those of the published score, not of another one;
+- the source text of each test, for the degenerate-output counts: ``sources`` (given; published here as
+  refs/TEST.src.txt.gz), else refs/TEST.src.txt.gz, else the sources of the MWE test set refs/TEST.jsonl.gz;
+  without any, only loops are counted for that test.
+
+It rewrites results.json (the scores' ``extra`` gains BLEU's parts; ``degenerate``, ``bleu_differences`` and
+``untranslatable`` are added), results.md, results.csv and results.png, and updates the hashes of those files
+(and of a newly published source) in publish.json. rescore.sh is unchanged: it recomputes the same scores.
+
+    python scripts/rewrite_results.py results/cpu-science-3-60000 \
+        --source tatoeba=runs/cpu-science-3-60000/stages/testdata/tatoeba/HASH/source.txt
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+from mwemt.errors import InputError, MwemtError
+from mwemt.evaluate.degenerate import count_test
+from mwemt.evaluate.sacrebleu_metrics import Bleu
+from mwemt.evaluate.signature import Signature
+from mwemt.experiments.publish import RESULT_FILES, hypothesis_copy, reference_copy, source_copy, testset_copy
+from mwemt.experiments.results import add_analysis, write_results
+from mwemt.fileio import read_lines, sha256_file
+from mwemt.provenance import write_json
+
+SCORE_TOLERANCE = 1e-6   # a recomputed BLEU must equal the published one (both from exact integer sums)
+
+
+def _bleu_of(signature: str) -> Bleu:
+    """The BLEU metric of a published BLEU signature (its case and tokenizer)."""
+    sig = Signature.parse(signature)
+    return Bleu(lowercase=sig.get("case") == "lc", tokenize=sig.get("tok") or None)
+
+
+def add_bleu_parts(directory: Path, results: dict) -> int:
+    """Recompute every BLEU column's parts from the published hypotheses and references into the score rows'
+    ``extra``; returns how many rows were filled. An MwemtError when a recomputed score differs."""
+    filled = 0
+    for column in results["columns"]:
+        if column["metric"] != "bleu":
+            continue
+        test = column["test"]
+        refs = read_lines(directory / reference_copy(test))
+        metric = _bleu_of(column["signature"])
+        for system in results["systems"]:
+            row = results["scores"][system][column["id"]]
+            if row.get("score") is None:
+                continue
+            path = directory / hypothesis_copy(system, test)
+            score = metric.corpus_score(read_lines(path), refs)
+            if abs(score.score - row["score"]) > SCORE_TOLERANCE:
+                raise MwemtError(f"{path}: BLEU recomputed from the published files is {score.score:.6f}, "
+                                 f"results.json has {row['score']:.6f} for {system} on {test}; nothing written")
+            row["extra"] = {**(row.get("extra") or {}), **score.extra}
+            filled += 1
+    return filled
+
+
+def _source_lines(directory: Path, test: str, given: str | Path | None) -> list[str] | None:
+    if given is not None:
+        return read_lines(given)
+    if (directory / source_copy(test)).is_file():
+        return read_lines(directory / source_copy(test))
+    if (directory / testset_copy(test)).is_file():
+        from mwemt.formats import read_testset
+
+        return [item.source for item in read_testset(directory / testset_copy(test))]
+    return None
+
+
+def _publish_source(src: Path, dst: Path) -> None:
+    """``src`` as gzip at ``dst``, the same bytes every time (as publish writes its copies)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.tmp")
+    with open(src, "rb") as fin, open(tmp, "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as fout:
+            fout.write(fin.read())
+    os.replace(tmp, dst)
+
+
+def rewrite_published(directory: str | Path, *, sources: dict[str, str | Path] | None = None,
+                      plot: bool = True) -> dict[str, Path]:
+    """Rewrite the results files of the published ``directory`` (see the module's docstring); ``sources``: test
+    -> its source text (one line per reference line), published as refs/TEST.src.txt.gz. Returns the paths
+    written."""
+    out = Path(directory)
+    record = out / "results.json"
+    if not record.is_file():
+        raise InputError("not found", record, expected="a directory `mwemt run --publish` wrote (with results.json)")
+    try:
+        results = json.loads(record.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(f"not JSON ({exc})", record) from None
+    sources = {k: Path(v) for k, v in (sources or {}).items()}
+    tests = list(dict.fromkeys(c["test"] for c in results["columns"]))
+    unknown = sorted(set(sources) - set(tests))
+    if unknown:
+        raise MwemtError(f"--source for {', '.join(unknown)}: results.json has the tests {', '.join(tests)}")
+    add_bleu_parts(out, results)
+    degenerate = {}
+    for test in tests:
+        refs_path = out / reference_copy(test)
+        refs, src = read_lines(refs_path), _source_lines(out, test, sources.get(test))
+        if src is not None and len(src) != len(refs):
+            where = sources.get(test, out / source_copy(test))
+            raise InputError(f"{len(src)} source lines for {len(refs)} reference lines of {refs_path}", where,
+                             expected="the source text of this test, one line per reference line")
+        hyps = {}
+        for system in results["systems"]:
+            path = out / hypothesis_copy(system, test)
+            hyps[system] = read_lines(path)
+            if len(hyps[system]) != len(refs):
+                raise InputError(f"{len(hyps[system])} lines for {len(refs)} reference lines of {refs_path}", path,
+                                 expected="one hypothesis per reference line")
+        degenerate[test] = count_test(src, refs, hyps)
+    results["degenerate"] = degenerate
+    add_analysis(results)
+    written_sources = []
+    for test, path in sources.items():
+        _publish_source(path, out / source_copy(test))
+        written_sources.append(source_copy(test))
+    paths = write_results(out, results, plot=plot)
+    manifest_path = out / "publish.json"
+    if manifest_path.is_file():
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        files = manifest.setdefault("files", {})
+        for rel in [*RESULT_FILES, *written_sources]:
+            if (out / rel).is_file() and (rel in files or rel in written_sources):
+                files[rel] = sha256_file(out / rel)
+        write_json(manifest_path, manifest)
+    return paths
