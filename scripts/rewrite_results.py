@@ -30,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--source", action="append", default=[], metavar="TEST=FILE",
                    help="the source text of TEST (one line per reference line); repeatable")
     p.add_argument("--no-plot", action="store_true", help="do not draw results.png again")
+    p.add_argument("--rescore", action="store_true",
+                   help="score the MWE tests again first, with today's line-stable aligner and the MWE verdict "
+                        "(mwemt.experiments.republish.rescore_published: no training, no decoding); publish.json "
+                        "and rescore.sh get the new commands")
     args = p.parse_args(argv)
     sources = {}
     for item in args.source:
@@ -37,11 +41,15 @@ def main(argv: list[str] | None = None) -> int:
         if not sep or not test or not path:
             p.error(f"--source {item!r}: expected TEST=FILE")
         sources[test] = path
-    from mwemt.experiments.republish import rewrite_published
+    from mwemt.experiments.republish import rescore_published, rewrite_published
 
     try:
         for d in args.dirs:
-            paths = rewrite_published(d, sources=sources, plot=not args.no_plot)
+            if args.rescore:
+                paths = rescore_published(d, sources=sources, plot=not args.no_plot,
+                                          progress=lambda m: print(m, file=sys.stderr, flush=True))
+            else:
+                paths = rewrite_published(d, sources=sources, plot=not args.no_plot)
             print(f"{d}: wrote {', '.join(str(p) for p in paths.values())}")
     except MwemtError as exc:
         print(f"rewrite_results: {exc}", file=sys.stderr)

@@ -287,7 +287,7 @@ def test_translate_cli_judged_and_explicit_filters(baseline, tmp_path, capsys):
     assert rec["format"] == "mwemt-constraint-threshold" and rec["accepted_at_threshold"] == 0
     assert main([*judged, "-o", str(out), "--constraint-threshold", str(record)]) == 0
     assert "3 constrained, 0 accepted, 3 rejected" in capsys.readouterr().err
-    assert main([*judged, "-o", str(out), "--constraint-threshold", "1000"]) == 0
+    assert main([*judged, "-o", str(out), "--constraint-threshold", "100"]) == 0   # the largest the CLI takes
     assert "3 constrained, 3 accepted, 0 rejected" in capsys.readouterr().err
     bad = tmp_path / "bad.json"
     bad.write_text('{"threshold": 1}\n', encoding="utf-8")
@@ -298,13 +298,13 @@ def test_translate_cli_judged_and_explicit_filters(baseline, tmp_path, capsys):
 # ---------------------------------------------------------------- the grid: config, stages, validation only
 
 
-def judged_config(**translate):
+def judged_config(data=None, **translate):
     from mwemt.experiments.config import config_from_data
 
     return config_from_data({
         "name": "judged", "seed": 1, "src_lang": "en", "tgt_lang": "it",
         "data": {"train": str(NMT / "train"), "valid": str(NMT / "valid"), "lexicon": str(NMT / "lexicon.txt"),
-                 "lexicon_format": "list"},
+                 "lexicon_format": "list", **(data or {})},
         "tests": {"t": {"source": str(NMT / "test.en"), "reference": str(NMT / "test.it"), "metrics": ["bleu"]}},
         "subword": {"vocab_size": 400}, "model": {"preset": "tiny"},
         "train": {"max_tokens": 1024, "max_epoch": 0, "max_update": 4, "warmup_updates": 4, "lr": 3e-3,
@@ -385,13 +385,16 @@ def test_tune_extra_is_checked_and_leaves_other_keys_alone():
     from mwemt.experiments.experiment import Pipeline
     from mwemt.schema import ConfigError, to_plain
 
+    sample = {"train_size": 30}   # the pairs it tunes on are those the training sample leaves out
     assert "constraint_tune_extra" not in to_plain(judged_config().systems["judged"].translate)
-    assert to_plain(judged_config(constraint_tune_extra=500).systems["judged"].translate)["constraint_tune_extra"] \
-        == 500
+    assert to_plain(judged_config(sample, constraint_tune_extra=500).systems["judged"].translate)[
+        "constraint_tune_extra"] == 500
     with pytest.raises(ConfigError, match="constraint_tune_extra"):
-        judged_config(constraint_tune_extra=500, constraint_threshold=0.3)
-    assert Pipeline.constraint_section(judged_config().systems["judged"].translate) == \
-        Pipeline.constraint_section(judged_config(constraint_tune_extra=500).systems["judged"].translate)
+        judged_config(sample, constraint_tune_extra=500, constraint_threshold=0.3)
+    with pytest.raises(ConfigError, match="constraint_tune_extra"):   # no sample: no pair is left out
+        judged_config(constraint_tune_extra=500)
+    assert Pipeline.constraint_section(judged_config(sample).systems["judged"].translate) == \
+        Pipeline.constraint_section(judged_config(sample, constraint_tune_extra=500).systems["judged"].translate)
 
 
 @requires_nmt

@@ -283,7 +283,12 @@ def test_default_aligns_hypotheses_to_the_sources(fixtures, tmp_path, mode, alig
     metric = MweScore("it", align=MweAlignSettings(mode, cache_dir=tmp_path / "cache"))
     with pytest.raises(MwemtError, match="needs the source sentences"):
         metric.sentence_stats(hyps, [it.mwes for it in items])
-    stats = metric.sentence_stats(hyps, [it.mwes for it in items], sources=[it.source for it in items])
+    references = [it.reference for it in items]   # the line-stable aligner's prior corpus (with the sources)
+    if mode == "lex":
+        with pytest.raises(MwemtError, match="reference sentences"):
+            metric.sentence_stats(hyps, [it.mwes for it in items], sources=[it.source for it in items])
+    stats = metric.sentence_stats(hyps, [it.mwes for it in items], sources=[it.source for it in items],
+                                  references=references)
     assert stats.info["aligned"] == mode and stats.info["alignment_cached"] is False
     sig = metric.signature(stats)
     assert sig.get("align").startswith(aligner) and "gdfa" in sig.get("align")
@@ -292,7 +297,7 @@ def test_default_aligns_hypotheses_to_the_sources(fixtures, tmp_path, mode, alig
     assert (stats.rows[:, 2] <= whole.rows[:, 2] + 1e-12).all()
     # a new metric object reads the same links from the cache
     again = MweScore("it", align=MweAlignSettings(mode, cache_dir=tmp_path / "cache")).sentence_stats(
-        hyps, [it.mwes for it in items], sources=[it.source for it in items])
+        hyps, [it.mwes for it in items], sources=[it.source for it in items], references=references)
     assert again.info["alignment_cached"] is True and np.array_equal(again.rows, stats.rows)
 
 

@@ -42,8 +42,9 @@ def test_demo_end_to_end_cached_and_partial_rerun(tmp_path):
     run = tmp_path / "demo"
     first = demo(run)
     assert first.returncode == 0, first.stderr[-3000:]
+    # a test the baseline cannot translate carries a dagger (the --small demo's scores mean nothing)
     assert "| system | general BLEU | general chrF | mwe BLEU | mwe chrF | mwe MWE | mwe tesla | mwe tesla-01 |" \
-        in first.stdout
+        in first.stdout.replace(" \u2020", "")
     for name in ("results.md", "results.json", "results.csv", "results.png", "manifest.json"):
         assert (run / name).is_file(), name
     for test in ("general", "mwe"):

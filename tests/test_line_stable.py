@@ -209,3 +209,14 @@ def test_44_5_the_readme_score_example_gives_the_same_scores_from_fresh_caches(t
     mwe = runs[0]["mwe"]
     assert "|align:lex1+" in mwe["signature"]
     assert round(mwe["systems"]["base"]["score"], 1) == 68.1 and round(mwe["systems"]["mwe"]["score"], 1) == 66.7
+
+
+def test_eflomal_stays_an_explicit_mode_and_its_settings_need_it(tmp_path, capsys):
+    base = ["--hyp", str(EVAL / "hyp_a.it"), "--testset", str(EVAL / "testset.jsonl"), "--metrics", "mwe",
+            "--lang", "it", "--cache", str(tmp_path / "cache")]
+    eflomal = _score_json([*base, "--align", "eflomal"], tmp_path / "e.json", capsys)["mwe"]
+    assert "|align:eflomal-" in eflomal["signature"]
+    assert main(["score", *base, "--samplers", "3"]) == 2          # eflomal's setting without eflomal: refused
+    assert "--samplers sets eflomal's samplers" in capsys.readouterr().err
+    lex = _score_json([*base, "--align", "lex", "--symmetrization", "intersection"], tmp_path / "l.json", capsys)["mwe"]
+    assert "|align:lex1+" in lex["signature"] and ",intersection,prior=test," in lex["signature"]

@@ -35,7 +35,7 @@ ROWS = [
     # D: no error -> Y
     f"D\ttalk\t1\t1\tr2\t{SRC1}\tWir sahen den Eiffel Tower in Paris .\tNo-error\tNo-error\t",
     # A, segment 2: the MWE omitted, the omission marked in the source -> N
-    f"A\ttalk\t1\t2\tr1\tPlease <v>keep in touch</v> with Maria .\tBitte mit Maria .\tAccuracy/Omission\tMajor\t",
+    "A\ttalk\t1\t2\tr1\tPlease <v>keep in touch</v> with Maria .\tBitte mit Maria .\tAccuracy/Omission\tMajor\t",
     f"B\ttalk\t1\t2\tr2\t{SRC2}\tBitte bleib mit Maria in Kontakt .\tNo-error\tNo-error\t",
     f"C\ttalk\t1\t2\tr1\t{SRC2}\tBitte bleib mit Maria in Kontakt .\tNo-error\tNo-error\t",
     f"D\ttalk\t1\t2\tr2\t{SRC2}\tBitte bleib mit Maria in Kontakt .\tNo-error\tNo-error\t",

@@ -67,14 +67,19 @@ def test_build_table_defaults_and_checks():
 
 
 def test_config_without_the_new_keys_keeps_its_stage_keys():
-    cfg = _config({"t": {"testset": "package:demo/test_mwe.jsonl", "metrics": ["bleu", "mwe"]}})
+    cfg = _config({"t": {"testset": "package:demo/test_mwe.jsonl", "metrics": ["bleu", "chrf"]}})
     section = Pipeline(None, cfg).score_section("t", ["baseline"])
     assert type(section) is S.ScoreSection
     assert list(to_plain(section)) == OLD_SCORE_FIELDS
     report = S.ReportSection(section, "en", "auto", cfg.report)
     assert list(to_plain(report)["score"]) == OLD_SCORE_FIELDS
+    # the MWE metrics' aligner is in the key of a test that scores them (issue 41: the line-stable aligner
+    # replaced eflomal, so such stages score again), and only there
+    cfg = _config({"t": {"testset": "package:demo/test_mwe.jsonl", "metrics": ["bleu", "mwe"]}})
+    section = Pipeline(None, cfg).score_section("t", ["baseline"])
+    assert list(to_plain(section)) == OLD_SCORE_FIELDS + ["mwe_align"] and section.mwe_align.startswith("lex1+")
     # LiTER reads the dictionary's format: only then is it part of the key
-    cfg = _config({"t": {"testset": "package:demo/test_mwe.jsonl", "metrics": ["bleu", "mwe", "liter"]}},
+    cfg = _config({"t": {"testset": "package:demo/test_mwe.jsonl", "metrics": ["bleu", "liter"]}},
                   dictionary="package:demo/dictionary.en-it.tsv")
     section = Pipeline(None, cfg).score_section("t", ["baseline"])
     assert list(to_plain(section)) == OLD_SCORE_FIELDS + ["dictionary_format"]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mwemt.cli.argtypes import float_range, int_range, non_negative_int, seed
-from mwemt.errors import MwemtError
+from mwemt.errors import InputError, MwemtError
 
 EPILOG = """\
 metrics (--metrics, comma-separated):
@@ -22,6 +22,9 @@ metrics (--metrics, comma-separated):
   tesla                TESLA-like n-gram matching (lemmas; synonyms and POS with WordNet for English)
   tesla-comp           ... unmatched reference MWEs weighted by their compositionality (--compositionality)
   tesla-01             ... unmatched reference MWEs earn nothing (MWEs from --compositionality or --tesla-lexicon)
+  mwe-verdict          P(the MWE is translated right) per MWE from a small model over MWE-score, lemma, table,
+                       fragment/loop and sentence features (--testset; --mwe-table, --dictionary optional): the
+                       mean probability x 100
   liter                LiTER (Baziotis et al. 2023): % of idiomatic MWEs translated word for word (--testset,
                        --dictionary; lower is better)
   term-use             term use (Dinu et al. 2019): % of MWEs whose given translation the output uses (--testset,
@@ -133,6 +136,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=seed(), default=DEFAULT_SEED,
                    help="bootstrap seed (default: %(default)s, as sacrebleu)")
     p.add_argument("--json", action="store_true", help="write JSON (scores, signatures, provenance)")
+    p.add_argument("--mwe-breakdown", metavar="TSV",
+                   help="with --json: add the MWE score (metric mwe) by tertiles of the source MWEs' predicted "
+                        "compositionality, from this mwe<TAB>score table (as `mwemt run` does with "
+                        "mwe_compositionality)")
     p.add_argument("--ids", metavar="PATH",
                    help="segment ids, one per line (e.g. ids.txt of 'meta-eval extract'), written with "
                         "--sentence-scores (default: the test set's ids, else line numbers 1..N)")
@@ -229,6 +236,12 @@ def _defaults() -> dict:
 def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
     if args.width < 0:
         raise MwemtError("--width must be 0 or more")
+    if args.mwe_breakdown:
+        if not args.json or "mwe" not in metrics or not args.testset:
+            raise MwemtError("--mwe-breakdown is written into --json output and breaks down the metric mwe of a "
+                             "--testset: give --json, --testset and mwe in --metrics")
+        if not Path(args.mwe_breakdown).is_file():
+            raise InputError("not found", args.mwe_breakdown, expected="an mwe<TAB>score compositionality table")
     mode = align_mode(args)
     if args.mwe_alternatives != "none" and "mwe-alts" not in metrics:   # its own message: mwe is single-reference
         mwe_table_options(args, metrics)
@@ -451,6 +464,12 @@ def _write_output(args: argparse.Namespace, run, inputs) -> None:
     if args.json:
         config = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "output"}
         obj = score_run_dict(run)
+        if args.mwe_breakdown:
+            from mwemt.evaluate.bootstrap import BootstrapSettings
+            from mwemt.evaluate.breakdown import run_breakdown
+
+            bootstrap = BootstrapSettings(args.bs_samples, args.seed) if args.paired_bs else None
+            obj["compositionality_breakdown"] = run_breakdown(run, inputs, args.mwe_breakdown, bootstrap)
         table_inputs = {k: getattr(args, k) for k in ("mwe_table", "dictionary", "terms") if getattr(args, k, None)}
         obj["provenance"] = manifest("score", inputs={**inputs.sources, **table_inputs}, config=config, seed=args.seed)
         write_json(args.output, obj)

@@ -50,8 +50,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--beam", type=positive_int(), default=5, help="beam size (default: %(default)s)")
     p.add_argument("--batch-size", type=positive_int(), default=128,
                    help="sentences per batch (default: %(default)s; bench/decode_speed.py: 1.22x batch 32); plain beam "
-                        "search (not --constraints) gives the same output at any batch size, each line ending at its own length "
-                        "limit (1.2 x its source pieces + 10)")
+                        "search gives the same output at any batch size, each line ending at its own length "
+                        "limit (1.2 x its source pieces + 10), and so do judged constraints (each judged line is "
+                        "decoded alone); forced constraints (unordered, ordered) are decoded in batches, whose "
+                        "output can depend on the batch size")
     p.add_argument("--sampling", action="store_true",
                    help="sample one output per line instead of beam search; without --seed every run samples "
                         "differently, and even with it the output depends on --batch-size (the batch draws "

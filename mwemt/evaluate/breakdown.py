@@ -124,3 +124,18 @@ def format_breakdown(test: str, breakdown: dict, baseline: str, width: int = 1) 
             cells.append(text)
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
     return lines + [""]
+
+
+def run_breakdown(run, inputs, path, bootstrap) -> dict:
+    """The MWE score ("mwe") of a scored run (`mwemt.evaluate.scoring.score_systems`) by tertiles of its source
+    MWEs' predicted compositionality, read from the ``mwe<TAB>score`` table at ``path``: what `mwemt run`'s
+    score stage and ``mwemt score --mwe-breakdown`` add to their JSON as ``compositionality_breakdown``."""
+    from mwemt.errors import MwemtError
+    from mwemt.evaluate.compositionality_table import CompositionalityTable
+
+    mwe = next((r for r in run.metrics if r.key == "mwe"), None)
+    if mwe is None or inputs.testset is None:
+        raise MwemtError("the compositionality breakdown is of the MWE score: it needs the metric mwe and a --testset")
+    table = CompositionalityTable.from_file(path)
+    return compositionality_breakdown(mwe.metric, mwe.stats, run.systems, inputs.mwes, table.values,
+                                      source=table.source, bootstrap=bootstrap)

@@ -157,8 +157,8 @@ def mqm_judgements(path: str | Path, annotator, *, tgt_lang: str = "de", fmt: st
     (`MweAlignSettings`; default: the MWE score's, with the shared alignment cache)."""
     from mwemt.evaluate.mwe_score import MweAlignSettings, MweScore
     from mwemt.judgements import collect_texts, guess_reference_system, read_mqm_ratings
-    from mwemt.testsets.aligned import ReferenceFilters, build_aligned_testset
     from mwemt.testsets.align import default_cache_dir
+    from mwemt.testsets.aligned import ReferenceFilters, build_aligned_testset
     from mwemt.testsets.mwe_table import MweTranslationTable
 
     ratings = list(read_mqm_ratings(path, fmt))
@@ -224,7 +224,7 @@ def mqm_judgements(path: str | Path, annotator, *, tgt_lang: str = "de", fmt: st
     counts = {"segments": len(segments), "systems": len(systems), "reference_system": ref_system,
               "mwes_found": report.mwes_found, "mwes_with_reference": report.mwes_kept,
               "mwes_without_reference": dict(report.filtered),
-              "judged_lines": len(systems) * len(items), "verdicts": dict(verdicts),
+              "system_lines_with_mwes": len(systems) * len(items), "verdicts": dict(verdicts),
               "rows_left_out": dict(left_out), "table": {"keys": len(table), **table_counts}}
     judgements = MweJudgements(f"{Path(path).name} (MQM spans)", tgt_lang, items, hyps, rows, pretokenized=False,
                                alignments={s: [by_system[s][k] for k in at] for s in systems},

@@ -417,7 +417,7 @@ def format_report(report: AgreementReport) -> str:
     lines += ["", "paired AUC differences to sentence chrF (same resamples):"]
     for test, diffs in report.differences.items():
         for name, d in diffs.items():
-            ci = f" {_ci(d['delta_auc_ci95']).replace('[', '[').replace(', ', ', ')}" if "delta_auc_ci95" in d else ""
+            ci = f" [{d['delta_auc_ci95'][0]:+.3f}, {d['delta_auc_ci95'][1]:+.3f}]" if "delta_auc_ci95" in d else ""
             lines.append(f"  {test}: {name}: {d['delta_auc']:+.3f}{ci}")
     lines += ["", "targets:"]
     for t in report.targets:

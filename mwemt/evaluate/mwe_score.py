@@ -69,10 +69,10 @@ from mwemt.evaluate.mwe_compat import COMPAT_MODES, compat_sentence
 from mwemt.evaluate.mwe_match import MweMatching, WordMatcher
 from mwemt.evaluate.registry import MetricOptions, register_metric
 from mwemt.fileio import atomic_write, iter_lines
-from mwemt.testsets.align import SYMMETRIZATIONS, AlignConfig, eflomal_version
-from mwemt.testsets.lexalign import DEFAULT_LEX_CONFIG, LexAlignConfig
 from mwemt.preprocess.tokenize import split_apostrophes, tokenize
 from mwemt.records import TestMwe
+from mwemt.testsets.align import SYMMETRIZATIONS, AlignConfig, eflomal_version
+from mwemt.testsets.lexalign import DEFAULT_LEX_CONFIG, LexAlignConfig
 
 AVERAGES = ("sentence", "mwe")
 ALIGNERS = ("lex", "eflomal")      # the modes that align (`hypothesis_alignments`); "lex" is line-stable
@@ -156,7 +156,7 @@ class MweAlignSettings:
                 f"null{c.null_prior:g},{sym},extra={extra or '0'}")
 
 
-_EFLOMAL_MEMO: dict[str, object] = {}   # eflomal is not seeded: one alignment per input in a process
+_EFLOMAL_MEMO: dict[str, object] = {}   # eflomal is not seeded: one alignment per input and cache in a process
 _LEX_MEMO: dict[str, list] = {}         # the lexical aligner's links of one text (a pure function of it)
 
 
@@ -220,7 +220,7 @@ def hypothesis_alignments(settings: MweAlignSettings, src: Sequence[Sequence[str
     from mwemt.testsets.align import align_directional, cache_key
 
     config = settings.config or DEFAULT_ALIGN_CONFIG
-    key = cache_key(src, hyp, settings.extra, config)
+    key = f"{settings.cache_dir}\0{cache_key(src, hyp, settings.extra, config)}"
     directional = _EFLOMAL_MEMO.get(key)
     if directional is not None:   # aligned before in this process: as good as cached (the same links)
         directional = replace(directional, cached=True)
@@ -380,7 +380,7 @@ class MweScore(RatioMetric):
     reads_reference_sentence: ClassVar[bool] = False
 
     def __init__(self, lang: str = "it", *, case_sensitive: bool = False, average: str = "sentence",
-                 pretokenized: bool = False, align: MweAlignSettings | str = "eflomal",
+                 pretokenized: bool = False, align: MweAlignSettings | str = "lex",
                  matching: MweMatching = DEFAULT_MATCHING, precision: float = DEFAULT_PRECISION,
                  wordnet=None, lemmatizer: str = "simplemma", compat: str | None = None,
                  alternatives: str = "none", table=None, table_min_count: int = 1, table_name: str = "") -> None:
@@ -630,6 +630,10 @@ class MweScore(RatioMetric):
                                  "or score without alignment (align='none')")
             if len(sources) != len(hyps):
                 raise ValueError(f"{len(sources)} source sentences but {len(hyps)} hypotheses")
+            if self.align.mode == "lex" and references is None and self.align.extra is None:
+                raise MwemtError("line-stable alignment learns its model from the test set's reference sentences "
+                                 "(references=; `mwemt score` and `score_systems` pass them), or from extra "
+                                 "parallel text; or align with 'eflomal', or not at all ('none')")
             hyp_tokens = [self.moses_tokens(h) for h in hyps]
             alignments, facts = self.align_hypotheses(sources, hyp_tokens, references)
             info.update(aligned=self.align.mode, **facts)

@@ -410,7 +410,6 @@ class MweVerdict(RatioMetric):
             length = abs(math.log(max(1, len(hw.words)) / ref_len))
             appended = appended_from(src, toks) if src is not None else None
             loops = loop_positions(src or [], toks)
-            ref_sentence_words = set(self.mwe.hyp_words(references[k]).words)
             for mwe in mwes:
                 linked = None
                 coverage = 0.0

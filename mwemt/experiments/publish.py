@@ -109,6 +109,8 @@ def score_command(test: str, section, inputs: dict[str, Path], out_dir: Path, *,
         argv += ["--testset", testset_copy(test)]
     if "compositionality" in inputs:
         argv += ["--compositionality", f"refs/{test}.compositionality.tsv"]
+    if "mwe_compositionality" in inputs and "mwe" in section.metrics and "testset" in inputs and output is None:
+        argv += ["--mwe-breakdown", f"refs/{test}.mwe-compositionality.tsv"]   # the breakdown of results.json
     if "target_lexicon" in inputs:   # shared data, not copied: its path as seen from DIR
         argv += ["--tesla-lexicon", os.path.relpath(Path(inputs["target_lexicon"]).resolve(), out_dir.resolve())]
     if "terms" in inputs:            # term use: the run's MWE translation table
@@ -211,14 +213,7 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
         folder = (run_dir / page).parent
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             copy(path, path.relative_to(run_dir).as_posix())
-    script = ["#!/bin/sh", "# Recompute results.json's scores from the published files (run inside this directory);",
-              "# each test's scores land in rescored/TEST.json. Written by `mwemt run --publish`.", "set -e",
-              "mkdir -p rescored"]
-    script += [shlex.join(argv) for argv in commands.values()]
-    if same_seed:
-        script.append("# each system against the baseline trained with its seed (results.json: seed_p_value)")
-        script += [shlex.join(argv) for per_test in same_seed.values() for argv in per_test.values()]
-    write_text(out / "rescore.sh", "\n".join(script) + "\n")
+    write_rescore_script(out, commands, same_seed)
     manifest = {"run_directory": recorded_path(run_dir), "rescore": commands, "files": files}
     if same_seed:
         manifest["rescore_same_seed"] = same_seed
@@ -227,6 +222,20 @@ def publish_run(run_dir: str | Path, out_dir: str | Path, tests: dict[str, Publi
         (out / rel).unlink(missing_ok=True)
         _remove_empty_parents(out / rel, out)
     return manifest
+
+
+def write_rescore_script(out: Path, commands: Mapping[str, list[str]],
+                         same_seed: Mapping[str, Mapping[str, list[str]]] | None = None) -> None:
+    """DIR/rescore.sh: every test's `mwemt score` command, then the same-seed ones (publish.json's ``rescore`` and
+    ``rescore_same_seed``)."""
+    script = ["#!/bin/sh", "# Recompute results.json's scores from the published files (run inside this directory);",
+              "# each test's scores land in rescored/TEST.json. Written by `mwemt run --publish`.", "set -e",
+              "mkdir -p rescored"]
+    script += [shlex.join(argv) for argv in commands.values()]
+    if same_seed:
+        script.append("# each system against the baseline trained with its seed (results.json: seed_p_value)")
+        script += [shlex.join(argv) for per_test in same_seed.values() for argv in per_test.values()]
+    write_text(out / "rescore.sh", "\n".join(script) + "\n")
 
 
 def check_publish_target(out_dir: str | Path, run_dir: str | Path) -> None:

@@ -142,3 +142,133 @@ def rewrite_published(directory: str | Path, *, sources: dict[str, str | Path] |
                 files[rel] = sha256_file(out / rel)
         write_json(manifest_path, manifest)
     return paths
+
+
+# ---------------------------------------------------------------- scoring a publication again, with today's scorer
+
+
+def _without_alignments(argv: list[str]) -> list[str]:
+    """``argv`` without its ``--align FILE`` pairs: the published (eflomal) links are replaced by today's aligner."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--align":
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
+def _updated_command(argv: list[str], add_metrics: tuple[str, ...], breakdown: str | None) -> list[str]:
+    """A published `mwemt score` command as today's scorer runs it: no given alignments; ``add_metrics`` after
+    the MWE metrics of a test that has them; ``--mwe-breakdown`` for the test's main command."""
+    from mwemt.evaluate.registry import metric_class
+
+    argv = _without_alignments(argv)
+    k = argv.index("--metrics") + 1
+    metrics = argv[k].split(",")
+    if any(metric_class(m).uses_alignments for m in metrics):
+        metrics += [m for m in add_metrics if m not in metrics]
+    argv[k] = ",".join(metrics)
+    if breakdown and "mwe" in metrics and "--mwe-breakdown" not in argv:
+        at = argv.index("--json")
+        argv[at:at] = ["--mwe-breakdown", breakdown]
+    return argv
+
+
+def _run_score(out: Path, argv: list[str], output: Path) -> dict:
+    """One `mwemt score` command of a publication, run inside it, its JSON read back (without provenance)."""
+    import subprocess
+    import sys
+
+    k = argv.index("-o") + 1
+    cmd = [sys.executable, "-m", "mwemt", *argv[1:k], str(output), *argv[k + 1:]]
+    done = subprocess.run(cmd, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise MwemtError(f"rescoring {out} failed ({' '.join(argv[:3])} ... exit {done.returncode}):\n"
+                         f"{done.stderr.strip()[-2000:]}")
+    obj = json.loads(output.read_text(encoding="utf-8"))
+    obj.pop("provenance", None)
+    return obj
+
+
+def rescore_published(directory: str | Path, *, add_metrics: tuple[str, ...] = ("mwe-verdict",),
+                      sources: dict[str, str | Path] | None = None, plot: bool = True,
+                      progress=None) -> dict[str, Path]:
+    """Score the published ``directory`` again with today's scorer, without training or decoding: each test's
+    command of publish.json (``rescore``, ``rescore_same_seed``) runs without the published alignments (today's
+    aligner is line-stable and deterministic, so rescore.sh recomputes the same links from an empty cache),
+    with ``add_metrics`` beside the MWE metrics of the tests that have them; results.json is built again from
+    those scores (the run's seed groups, constraint counts and comparison reports kept), then rewritten with
+    BLEU's parts and the degenerate-output counts (`rewrite_published`). publish.json and rescore.sh get the
+    new commands; the published alignment files are removed from the publication (and the manifest).
+    Returns the paths written."""
+    import shutil
+    import tempfile
+
+    from mwemt.experiments.publish import write_rescore_script
+    from mwemt.experiments.results import SetScores, build_results
+
+    out = Path(directory)
+    manifest_path, record = out / "publish.json", out / "results.json"
+    for path in (manifest_path, record):
+        if not path.is_file():
+            raise InputError("not found", path, expected="a directory `mwemt run --publish` wrote")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        old = json.loads(record.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(f"not JSON ({exc})", out) from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("rescore"), dict):
+        raise InputError("no rescore commands", manifest_path, expected='{"rescore": {TEST: [ARGV...]}, ...}')
+    roles = {}
+    for c in old["columns"]:
+        if c["metric"] == "bleu" or c["test"] not in roles:
+            roles[c["test"]] = c["role"] if c["metric"] in ("bleu", "chrf") else roles.get(c["test"], "general")
+    commands, same_seed = {}, {}
+    for test, argv in manifest["rescore"].items():
+        table = f"refs/{test}.mwe-compositionality.tsv"
+        commands[test] = _updated_command(list(argv), add_metrics, table if (out / table).is_file() else None)
+    for test, per in (manifest.get("rescore_same_seed") or {}).items():
+        same_seed[test] = {b: _updated_command(list(argv), add_metrics, None) for b, argv in per.items()}
+    tests = []
+    with tempfile.TemporaryDirectory(prefix="mwemt-rescore-") as tmp:
+        for test, argv in commands.items():
+            if progress:
+                progress(f"{out.name}: scoring {test}")
+            run = _run_score(out, argv, Path(tmp) / f"{test}.json")
+            for baseline, seed_argv in same_seed.get(test, {}).items():
+                if progress:
+                    progress(f"{out.name}: scoring {test} against {baseline}")
+                other = _run_score(out, seed_argv, Path(tmp) / f"{test}.vs-{baseline}.json")
+                for key, m in other["metrics"].items():
+                    for system, row in m["systems"].items():
+                        if system != baseline:
+                            run["metrics"][key]["systems"][system].update(
+                                {"seed_baseline": baseline, "seed_p_value": row.get("p_value")})
+            tests.append(SetScores(test, roles.get(test, "general"), run))
+    meta = dict(old.get("meta") or {})
+    meta["rescored"] = ("scored again from the published hypotheses with mwemt's line-stable aligner and "
+                        f"{', '.join(add_metrics) or 'no new metric'} (mwemt.experiments.republish.rescore_published); "
+                        "no training, no decoding")
+    results = build_results(tests, name=old["name"], baseline=old["baseline"], meta=meta,
+                            reports=old.get("reports"), seed_groups=old.get("seed_groups"),
+                            seed_baselines=old.get("seed_baselines"), constraints=old.get("constraints"))
+    write_json(record, results)
+    # the publication's alignments were eflomal's links of the old scores: gone with them
+    files = manifest.setdefault("files", {})
+    for rel in sorted(r for r in files if r.startswith("alignments/")):
+        (out / rel).unlink(missing_ok=True)
+        del files[rel]
+    if (out / "alignments").is_dir() and not any((out / "alignments").iterdir()):
+        shutil.rmtree(out / "alignments")
+    manifest["rescore"] = commands
+    if same_seed:
+        manifest["rescore_same_seed"] = same_seed
+    write_rescore_script(out, commands, same_seed)
+    files["rescore.sh"] = sha256_file(out / "rescore.sh") if "rescore.sh" in files else files.get("rescore.sh")
+    files = {k: v for k, v in files.items() if v is not None}
+    manifest["files"] = files
+    write_json(manifest_path, manifest)
+    return rewrite_published(out, sources=sources, plot=plot)

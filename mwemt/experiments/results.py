@@ -527,8 +527,9 @@ def format_seed_section(results: dict, width: int = 1) -> list[str]:
     summary = seed_summary(results)
     if not summary:
         return []
-    labels = {k: v + (" (lower is better)" if c["metric"] == "liter" else "")
-              for c in results["columns"] for k, v in [(c["id"], _labels(results)[c["id"]])]}
+    marked = _labels(results)
+    labels = {c["id"]: marked[c["id"]] + (" (lower is better)" if c["metric"] == "liter" else "")
+              for c in results["columns"]}
     cols = summary["columns"]
     base = summary["baseline_group"]
     lines = ["## Seeds: spread and the differences that are real", "",

@@ -934,6 +934,7 @@ def score_stage(ctx) -> dict:
     """Every system on one test set with the configured metrics and a paired bootstrap against the
     baseline (`mwemt.evaluate.scoring.score_systems`)."""
     from mwemt.evaluate.bootstrap import BootstrapSettings
+    from mwemt.evaluate.breakdown import run_breakdown
     from mwemt.evaluate.inputs import load_score_inputs
     from mwemt.evaluate.registry import build_metric
     from mwemt.evaluate.report import format_score_table, score_run_dict
@@ -954,7 +955,7 @@ def score_stage(ctx) -> dict:
     if c.seed_baselines:
         _same_seed_tests(run, scores, c.seed_baselines, bootstrap)
     if ctx.inputs.get("mwe_compositionality") is not None and "mwe" in c.metrics and inputs.testset is not None:
-        scores["compositionality_breakdown"] = _breakdown(run, inputs, ctx.inputs["mwe_compositionality"], bootstrap)
+        scores["compositionality_breakdown"] = run_breakdown(run, inputs, ctx.inputs["mwe_compositionality"], bootstrap)
     write_json(ctx.out / "scores.json", scores)
     write_text(ctx.out / "scores.txt", format_score_table(run))
     return {"scores": "scores.json", "table": "scores.txt", **aligned}
@@ -1019,17 +1020,6 @@ def _same_seed_tests(run, scores: dict, pairs: tuple[tuple[str, str], ...], boot
             tested = paired_bootstrap(result.metric, [result.stats[index[s]] for s in (baseline, *systems)], bootstrap)
             for system, outcome in zip(systems, tested[1:]):
                 rows[system].update({"seed_baseline": baseline, "seed_p_value": outcome.p_value})
-
-
-def _breakdown(run, inputs, path, bootstrap) -> dict:
-    """The MWE score by tertiles of the source MWEs' predicted compositionality (`mwemt.evaluate.breakdown`)."""
-    from mwemt.evaluate.breakdown import compositionality_breakdown
-    from mwemt.evaluate.compositionality_table import CompositionalityTable
-
-    mwe = next(r for r in run.metrics if r.key == "mwe")
-    table = CompositionalityTable.from_file(path)
-    return compositionality_breakdown(mwe.metric, mwe.stats, run.systems, inputs.mwes, table.values,
-                                      source=table.source, bootstrap=bootstrap)
 
 
 # ---------------------------------------------------------------- the comparison report

@@ -79,10 +79,8 @@ class ConstraintOptions:
             raise MwemtError(f"constraint sources {list(self.sources)}: choose from {', '.join(TABLE_SOURCES)}")
         if self.candidates < 1:
             raise MwemtError(f"constraint candidates must be at least 1, not {self.candidates}")
-        if self.threshold is not None and not (math.isfinite(self.threshold)
-                                               and -MAX_THRESHOLD <= self.threshold <= MAX_THRESHOLD):
-            raise MwemtError(f"constraint threshold must be a finite number from {-MAX_THRESHOLD:g} to {MAX_THRESHOLD:g} (a "
-                             f"drop of the per-token log-probability), not {self.threshold}")
+        if self.threshold is not None and not math.isfinite(self.threshold):
+            raise MwemtError(f"constraint threshold must be a finite number, not {self.threshold}")
         if self.mode != "judged" and self.threshold is not None:
             raise MwemtError("a constraint threshold judges constraints: it needs constraint mode 'judged'")
 

@@ -1,7 +1,10 @@
-"""Word alignment: the one place where mwemt aligns words (eflomal, both directions, symmetrized).
+"""Word alignment of a corpus: eflomal, both directions, symmetrized.
 
-The MWE test-set builder (`mwemt testset build`), `mwemt align` and the MWE score all align through
-this module, so a source MWE is mapped to target words the same way everywhere.
+The MWE test-set builder (`mwemt testset build`), `mwemt align` and the MWE translation table align
+through this module, and so does the MWE score with ``--align eflomal``. The MWE score's default
+aligner is the line-stable one of `mwemt.testsets.lexalign` (a model learned once per test, each
+sentence pair aligned alone), which shares this module's symmetrization, link format, token limit
+and cache directory: eflomal aligns a text as a whole, so the links of a line depend on the others.
 
 - eflomal (Östling & Tiedemann 2016, a Bayesian HMM+fertility aligner sampled by Gibbs) runs once on
   the text to align followed by optional *extra* parallel text: more sentence pairs give better

@@ -19,8 +19,9 @@ pair that is a pure function of that pair and of fixed resources. This module gi
   first ``cognate_prefix`` letters, so that names, numbers and cognates align even when the prior
   corpus never saw them. A word the model never saw borrows ``backoff`` times the translation
   probabilities of the seen word that shares the longest prefix with it (at least
-  ``backoff_prefix`` characters; ties: the more frequent, then the alphabetically first), so an
-  inflected form of a known word (``conosciuta`` for ``conosciuto``) aligns as it does; a word
+  ``backoff_prefix`` characters, and all but an ending of at most 3 characters of either word;
+  ties: the more frequent, then the alphabetically first), so an inflected form of a known word
+  (``conosciuta`` for ``conosciuto``) aligns as it does; a word
   without such a neighbour and without a boost stays unaligned. The two directions are symmetrized
   with `mwemt.testsets.align.symmetrize` (grow-diag-final-and by default).
 
@@ -128,7 +129,7 @@ def diagonal_prior(n: int, m: int, config: LexAlignConfig) -> np.ndarray:
 
 def _identity_class(word: str) -> bool:
     """Whether identical copies of ``word`` on both sides are evidence: a number, punctuation, a name
-    or a word of 4+ characters (short words are often false friends: it. *a*, *come*)."""
+    or a word of 4+ characters (short words are often function words that only look alike: it. *a*, *di*)."""
     return len(word) >= 4 or not word.isalpha()
 
 
@@ -442,7 +443,7 @@ def _load(directory: Path, config: LexAlignConfig, key: str) -> LexicalModel | N
         return None
 
 
-_MEMO: dict[str, LexicalModel] = {}
+_MEMO: dict[tuple[str, str], LexicalModel] = {}   # (cache directory, model key) -> model
 
 
 def lexical_model(src: Sequence[Tokens], tgt: Sequence[Tokens], *, config: LexAlignConfig = DEFAULT_LEX_CONFIG,
@@ -451,8 +452,9 @@ def lexical_model(src: Sequence[Tokens], tgt: Sequence[Tokens], *, config: LexAl
     ``cache_dir``, else learned (and stored there). The same corpus and settings give the same model
     whichever way it is found (the cache keeps the learned float64 tables as they are)."""
     key = model_key(src, tgt, config)
-    model = _MEMO.get(key)
-    if model is not None:   # not learned by this call: as good as cached (the same tables)
+    memo = (str(cache_dir), key)   # a hit is what that cache would give: the same tables
+    model = _MEMO.get(memo)
+    if model is not None:
         return replace(model, cached=True)
     cache = AlignmentCache(cache_dir) if cache_dir is not None else None
     if cache is None:
@@ -467,7 +469,7 @@ def lexical_model(src: Sequence[Tokens], tgt: Sequence[Tokens], *, config: LexAl
     model.key = key
     while len(_MEMO) >= MEMO_MODELS:
         _MEMO.pop(next(iter(_MEMO)))
-    _MEMO[key] = model
+    _MEMO[memo] = model
     return model
 
 

@@ -243,11 +243,11 @@ def _degenerate(r: dict) -> str:
             continue
         out.append(f"<h3>{_swatch(k)}{escape(name)}: flagged lines the baseline's line is not flagged on</h3>")
         for ex in examples:
-            rows = ([f'<tr><th>source</th><td>{escape(ex["source"])}</td></tr>'] if ex.get("source") else []) + [
+            lines = ([f'<tr><th>source</th><td>{escape(ex["source"])}</td></tr>'] if ex.get("source") else []) + [
                 f'<tr><th>{escape(name)}</th><td>{escape(ex["hypothesis"])}</td></tr>',
                 f'<tr><th>{escape(names[0])}</th><td>{escape(ex["baseline"])}</td></tr>']
             out.append(f'<div class="example"><div class="head">sentence {ex["sentence"]} \u00b7 '
-                       f'{escape(ex["flag"])}</div><table>{"".join(rows)}</table></div>')
+                       f'{escape(ex["flag"])}</div><table>{"".join(lines)}</table></div>')
     return "".join(out)
 
 
