@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from mwemt.cli.argtypes import int_range, non_negative_int, positive_int, seed, workers
-from mwemt.nmt.constraints import CONSTRAINT_MODES, ConstraintOptions
+from mwemt.nmt.constraints import ACCEPTANCES, CONSTRAINT_MODES, RANKINGS, ConstraintOptions
 from mwemt.nmt.translate import DECODE_PRECISIONS, INPUT_FORMATS, SOURCE_MWES
 from mwemt.processes import DEVICES
 
@@ -106,9 +106,29 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "then translate --input with it")
     p.add_argument("--constraint-tuning", default=None, metavar="FILE",
                    help="with --constraint-tune: write the tuning record (threshold, BLEU curve) here")
-    p.add_argument("--constraint-mwe-context", default=ConstraintOptions.mwe_context, metavar="bundled|none|PATH",
+    p.add_argument("--constraint-mwe-context", default=ConstraintOptions.mwe_context, metavar="bundled|none|in-context",
                    help="judged: the MWE-in-context classifier that decides which table matches are MWEs "
-                        "(default: the bundled English OEWN model at its own threshold; none: every match)")
+                        "(default: the bundled English OEWN model at its own threshold; none: every match; "
+                        "in-context: look-alike rules, then the classifier with the entries' categories at a "
+                        "recall-first threshold, docs/nmt.md)")
+    p.add_argument("--constraint-acceptance", choices=ACCEPTANCES, default=ConstraintOptions.acceptance,
+                   help="judged: plain (default: keep what costs at most the threshold) or guarded (also never an "
+                        "output the degenerate-output check flags: a loop, far too long, a fragment appended after "
+                        "a sentence end; --constraint-tune takes the median no-loss point of 200 seeded resamples "
+                        "of the tuning lines)")
+    p.add_argument("--constraint-ranking", choices=RANKINGS, default=ConstraintOptions.ranking,
+                   help="judged: rank an MWE's candidates by alignment count (default), or one per sense by fit to "
+                        "the line's source context (context: needs --constraint-senses)")
+    p.add_argument("--constraint-senses", default=None, metavar="FILE",
+                   help="judged, --constraint-ranking context: the sense contexts written with the table "
+                        "(scripts/sense_data.py)")
+    p.add_argument("--constraint-forms", type=positive_int(), default=ConstraintOptions.forms, metavar="N",
+                   help="judged: each candidate with up to N-1 other inflected forms the training target attests, "
+                        "each decoded once (default: %(default)s, the table's form only; needs "
+                        "--constraint-forms-file)")
+    p.add_argument("--constraint-forms-file", default=None, metavar="FILE",
+                   help="judged, --constraint-forms N > 1: the target forms written with the table "
+                        "(scripts/sense_data.py)")
     p.add_argument("--threads", type=workers(zero="one per core"), default=1,
                    help="torch CPU threads; 0 = one per core (default: %(default)s, fastest on a shared machine)")
     p.add_argument("--device", choices=DEVICES, default="auto",
@@ -198,7 +218,12 @@ def constraint_options(args: argparse.Namespace):
     # the options only judged constraints read: set away from their defaults in another mode, they are refused
     # (as --constraint-threshold is), not ignored
     for name, dest, default in (("--constraint-candidates", "constraint_candidates", ConstraintOptions.candidates),
-                                ("--constraint-mwe-context", "constraint_mwe_context", ConstraintOptions.mwe_context)):
+                                ("--constraint-mwe-context", "constraint_mwe_context", ConstraintOptions.mwe_context),
+                                ("--constraint-ranking", "constraint_ranking", ConstraintOptions.ranking),
+                                ("--constraint-acceptance", "constraint_acceptance", ConstraintOptions.acceptance),
+                                ("--constraint-senses", "constraint_senses", None),
+                                ("--constraint-forms", "constraint_forms", ConstraintOptions.forms),
+                                ("--constraint-forms-file", "constraint_forms_file", None)):
         if getattr(args, dest) != default and not (judged and args.constraints):
             raise MwemtError(f"{name} judges constraints: it needs --constraints TABLE --constraint-mode judged "
                              f"(forced constraints read neither candidates nor an MWE-in-context model)")
@@ -212,7 +237,10 @@ def constraint_options(args: argparse.Namespace):
         threshold = parse_threshold(args.constraint_threshold, "--constraint-threshold")
     return ConstraintOptions(args.constraint_mode, min_count=args.constraint_min_count,
                              sources=tuple(args.constraint_sources), candidates=args.constraint_candidates,
-                             threshold=threshold, mwe_context=args.constraint_mwe_context)
+                             threshold=threshold, mwe_context=args.constraint_mwe_context,
+                             ranking=args.constraint_ranking, forms=args.constraint_forms,
+                             acceptance=args.constraint_acceptance,
+                             senses_file=args.constraint_senses, forms_file=args.constraint_forms_file)
 
 
 def read_validation(pair) -> tuple[list[str], list[str]]:

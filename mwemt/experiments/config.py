@@ -37,7 +37,7 @@ from mwemt.evaluate.mwe_score import AVERAGES
 from mwemt.evaluate.registry import metric_class, metric_names
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 from mwemt.nmt.config import ModelConfig, PrepareConfig, TrainConfig, consistency_problems, with_preset
-from mwemt.nmt.constraints import CONSTRAINT_MODES, CONTEXT_MODELS, MAX_THRESHOLD
+from mwemt.nmt.constraints import ACCEPTANCES, CONSTRAINT_MODES, CONTEXT_MODELS, MAX_FORMS, MAX_THRESHOLD, RANKINGS
 from mwemt.nmt.translate import SOURCE_MWES
 from mwemt.preprocess.annotate import ENCODINGS, FACTOR_NAMES, PreprocessConfig
 from mwemt.preprocess.hints import TABLE_SOURCES, HintConfig, is_hint_encoding
@@ -298,7 +298,8 @@ class AugmentConfig:
 
 
 # the translate keys only judged constraints read (besides constraint_threshold and constraint_tune_extra)
-JUDGED_ONLY = ("constraint_candidates", "constraint_mwe_context")
+JUDGED_ONLY = ("constraint_candidates", "constraint_mwe_context", "constraint_ranking", "constraint_forms",
+               "constraint_acceptance")
 
 
 @dataclass(frozen=True)
@@ -341,7 +342,24 @@ class TranslateConfig:
                                                       "threshold at no loss of validation BLEU), never on a test set")
     constraint_mwe_context: str = setting("bundled", choices=CONTEXT_MODELS,
                                           help="constraints: judged: which table matches are MWEs: the bundled "
-                                               "MWE-in-context classifier (English), or none (every match)")
+                                               "MWE-in-context classifier (English), none (every match), or "
+                                               "in-context (look-alike rules, then the classifier with the entries' "
+                                               "categories at a recall-first threshold; docs/nmt.md)")
+    constraint_ranking: str = setting("count", choices=RANKINGS, omit_default=True,
+                                      help="constraints: judged: rank an MWE's candidates by alignment count, then "
+                                           "target frequency, or one per sense by fit to the line's source context "
+                                           "(context: the contexts of the training pairs behind the table's counts, "
+                                           "stage sense-data; docs/nmt.md)")
+    constraint_forms: int = setting(1, minimum=1, maximum=MAX_FORMS, omit_default=True,
+                                    help="constraints: judged: each candidate with up to this many inflected forms "
+                                         "in all (the others attested in the training target with the same lemmas, "
+                                         "stage sense-data), each decoded once; 1 = the table's form only")
+    constraint_acceptance: str = setting("plain", choices=ACCEPTANCES, omit_default=True,
+                                         help="constraints: judged: which constrained outputs may be kept: plain "
+                                              "(those within the tuned threshold) or guarded (never one the "
+                                              "degenerate-output check flags: a loop, far too long, a fragment "
+                                              "appended after a sentence end; and the threshold is the median "
+                                              "no-loss point of seeded resamples of the tuning lines; docs/nmt.md)")
     constraint_tune_extra: int = setting(0, minimum=0, maximum=100_000, omit_default=True,
                                          help="constraints: judged, tuned: besides the validation split, tune on up "
                                               "to this many pairs the training sample left out (`split-rest`, never "

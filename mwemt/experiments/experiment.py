@@ -74,6 +74,8 @@ class Pipeline:
         self._reverse_lock = threading.Lock()
         self._table: Path | None = None
         self._table_lock = threading.Lock()
+        self._sense_data: CacheEntry | None = None   # stage sense-data (issue 42), built on first use
+        self._sense_lock = threading.Lock()
         self.scored: dict[str, PublishedTest] = {}   # what each test set was scored with (for publishing)
 
     # ---- shared data
@@ -297,6 +299,7 @@ class Pipeline:
         if t.constraints != "none":   # lexically constrained decoding with the same table (never a reference)
             constraints = self.constraint_section(t)
             extra["constraint_table"] = self.mwe_table()
+            extra.update(self.sense_inputs(constraints))
             if t.constraints == "judged" and t.constraint_threshold is None:   # tuned on the validation split
                 extra["constraint_threshold"] = self.constraint_threshold(system, model, constraints)
         section = S.TranslateSection(self.cfg.tgt_lang, t.beam, t.batch_size, t.source_mwes, hints=hints,
@@ -320,7 +323,41 @@ class Pipeline:
         if t.constraints != "judged":
             return S.ConstraintSection(t.constraints, t.constraint_min_count, tuple(t.constraint_sources))
         return S.JudgedConstraintSection("judged", t.constraint_min_count, tuple(t.constraint_sources),
-                                         t.constraint_candidates, t.constraint_threshold, t.constraint_mwe_context)
+                                         t.constraint_candidates, t.constraint_threshold, t.constraint_mwe_context,
+                                         t.constraint_ranking, t.constraint_forms, t.constraint_acceptance)
+
+    def sense_inputs(self, constraints) -> dict[str, Path]:
+        """The sense contexts and target forms a judged section reads (issue 42), from stage sense-data."""
+        if not isinstance(constraints, S.JudgedConstraintSection):
+            return {}
+        out = {}
+        if constraints.ranking != "count":
+            out["constraint_senses"] = self.sense_data().output("senses")
+        if constraints.forms > 1:
+            out["constraint_forms"] = self.sense_data().output("forms")
+        return out
+
+    def sense_data(self) -> CacheEntry:
+        """The sense contexts and target forms of the run's MWE table (`stages.sense_data_stage`), built once
+        from the training pairs the table was built from."""
+        cfg = self.cfg
+        with self._sense_lock:
+            if self._sense_data is None:
+                if cfg.data.mwe_table:
+                    raise MwemtError("translate.constraint_ranking context and constraint_forms read the sense "
+                                     "contexts and forms of the run's own MWE table: drop data.mwe_table")
+                corpus = self.corpus()
+                section = S.SenseDataSection(cfg.src_lang, cfg.tgt_lang, cfg.data.lexicon_format,
+                                             cfg.data.lexicon_side, cfg.preprocess, cfg.data.dictionary_format)
+                inputs = {"train_src": corpus.output("train_src"), "train_tgt": corpus.output("train_tgt"),
+                          "lexicon": Path(cfg.data.lexicon), "table": self.mwe_table(),
+                          **S.filter_files(cfg.preprocess, cfg.src_lang, cfg.data.lexicon_format,
+                                           cfg.data.lexicon_side, cfg.data.lexicon)}
+                if cfg.data.dictionary:
+                    inputs["dictionary"] = Path(cfg.data.dictionary)
+                self._sense_data = self.runner.stage("sense-data", "shared", S.sense_data_stage, config=section,
+                                                     inputs=inputs)
+        return self._sense_data
 
     def constraint_threshold(self, system: str, model: CacheEntry, constraints: S.JudgedConstraintSection) -> Path:
         """The judged-constraints threshold of a system, tuned on the validation split (stage constraint-tune):
@@ -336,6 +373,7 @@ class Pipeline:
             extra = {"rest_src": self._rest_source(), "rest_tgt": corpus.output("rest_tgt")}
         entry = self.runner.stage("constraint-tune", system, S.constraint_tune_stage, config=section,
                                   inputs={"model": model.output("model"), "constraint_table": self.mwe_table(),
+                                          **self.sense_inputs(constraints),
                                           "valid_src": corpus.output("valid_src"),
                                           "valid_tgt": corpus.output("valid_tgt"), **extra},
                                   params={"threads": t.threads}, device="auto")
@@ -440,6 +478,10 @@ def count_stages(cfg: ExperimentConfig, systems: list[str], *, with_tests: bool 
                                          for t in cfg.tests.values())
     if not cfg.data.mwe_table and (any(cfg.system_needs_table(s) for s in systems) or tests_use_table):
         n += 1                                                          # the MWE translation table
+    if with_tests and any(cfg.systems[s].translate.constraints == "judged"
+                          and (cfg.systems[s].translate.constraint_ranking != "count"
+                               or cfg.systems[s].translate.constraint_forms > 1) for s in systems):
+        n += 1                                                          # the table's sense contexts and forms
     for s in systems:
         augment = cfg.systems[cfg.trained_system(s)].augment
         n += 4 + (augment != "none") + (augment == "backtranslation-real") + n_tests   # model, augment, translations

@@ -405,6 +405,54 @@ def mwe_table_stage(ctx) -> dict:
     return {"table": "table.jsonl", "summary": "table.json"}
 
 
+@dataclass(frozen=True)
+class SenseDataSection(MweTableSection):
+    """The sense contexts and target forms of a run's MWE table (issue 42; `mwemt.testsets.senses`,
+    `mwemt.testsets.forms`): the table stage's annotation and alignment again, every counted occurrence's source
+    context kept."""
+
+
+def sense_data_stage(ctx) -> dict:
+    """The mwe_table stage's work again (the same annotation; the alignment from eflomal's cache), keeping the
+    source context of every counted occurrence (`SenseContextBuilder`, weights tuned on the training pairs),
+    and the training target's forms of the ``table`` input's translations (`FormIndex`). Reads the training
+    pairs, the lexicon, the dictionary and the table; never a test set."""
+    from mwemt.preprocess.annotate import build_annotator
+    from mwemt.preprocess.lemmatize import get_lemmatizer
+    from mwemt.testsets.align import AlignConfig, align, default_cache_dir, tokenize_side
+    from mwemt.testsets.forms import FormIndex
+    from mwemt.testsets.mwe_table import MweTranslationTable
+    from mwemt.testsets.senses import DictionarySenses, SenseContextBuilder
+
+    c: SenseDataSection = ctx.config
+    table = MweTranslationTable.read(ctx.inputs["table"])
+    annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side,
+                                                  ctx.inputs))
+    pairs = [(s, t) for s, t in iter_parallel(ctx.inputs["train_src"], ctx.inputs["train_tgt"], allow_empty=True)
+             if s.strip() and t.strip()]
+    sentences = [annotator.annotate_text(s) for s, _ in pairs]
+    tgt = tokenize_side([t for _, t in pairs], c.tgt_lang, c.preprocess.pretokenized)
+    links = align([s.tokens for s in sentences], tgt, config=AlignConfig(samplers=c.samplers),
+                  cache_dir=default_cache_dir())
+    builder = SenseContextBuilder([s.lemmas for s in sentences])
+    recount, _ = MweTranslationTable.build_from_alignment(sentences, tgt, links, observe=builder.observe)
+    lem_t = get_lemmatizer("simplemma", c.tgt_lang)
+    tgt_lemmas = [[x.casefold() for x in lem_t.lemmatize([w.casefold() for w in t])] for t in tgt]
+    senses = (DictionarySenses.read(ctx.inputs["dictionary"], lang=c.tgt_lang, keys=table.keys())
+              if "dictionary" in ctx.inputs else None)
+    contexts = builder.build(tgt_lemmas, senses, target_lemmatizer=lem_t,
+                             provenance={"table": table.signature(), "recounted": recount.signature(),
+                                         "pairs": len(pairs)})
+    contexts.write(ctx.out / "senses.jsonl.gz")
+    forms = FormIndex.build(table, tgt, tgt_lemmas, lemmatizer=lem_t, provenance={"table": table.signature()})
+    forms.write(ctx.out / "forms.jsonl.gz")
+    write_json(ctx.out / "sense_data.json", {"table": table.signature(), "recounted": recount.signature(),
+                                             "senses": contexts.signature(), "forms": forms.signature(),
+                                             "tuning": contexts.provenance.get("tuning"),
+                                             "dictionary_tuning": contexts.provenance.get("dictionary_tuning")})
+    return {"senses": "senses.jsonl.gz", "forms": "forms.jsonl.gz", "summary": "sense_data.json"}
+
+
 def _link_prefix(ctx, name: str, src: str, tgt: str) -> Path:
     """Give the training files a common prefix inside the stage directory (hard links, or copies)."""
     import os
@@ -772,13 +820,22 @@ class JudgedConstraintSection(ConstraintSection):
     candidates: int = 3
     threshold: float | None = None
     mwe_context: str = "bundled"
+    ranking: str = field(default="count", metadata={"omit_default": True})   # issue 42: needs the senses input
+    forms: int = field(default=1, metadata={"omit_default": True})           # issue 42: needs the forms input
+    acceptance: str = field(default="plain", metadata={"omit_default": True})  # issue 42: plain | guarded
 
-    def options(self, threshold: float | None = None):
+    def options(self, threshold: float | None = None, inputs: Mapping | None = None):
+        """The options of this section; ``inputs``: the stage's, which hold the sense contexts and target forms
+        (``constraint_senses``, ``constraint_forms``) when the ranking or the forms need them."""
         from mwemt.nmt.constraints import ConstraintOptions
 
+        inputs = inputs or {}
+        files = {"senses_file": str(inputs["constraint_senses"]) if "constraint_senses" in inputs else None,
+                 "forms_file": str(inputs["constraint_forms"]) if "constraint_forms" in inputs else None}
         return ConstraintOptions("judged", min_count=self.min_count, sources=tuple(self.sources),
                                  candidates=self.candidates, mwe_context=self.mwe_context,
-                                 threshold=self.threshold if threshold is None else threshold)
+                                 threshold=self.threshold if threshold is None else threshold,
+                                 ranking=self.ranking, forms=self.forms, acceptance=self.acceptance, **files)
 
 
 def translate_stage(ctx) -> dict:
@@ -799,7 +856,9 @@ def translate_stage(ctx) -> dict:
         hyps = translator.translate(lines, **decode)
     else:   # the lines constrained, accepted and rejected, and each line's constraints in its output
         tuned = ctx.inputs.get("constraint_threshold")
-        options = c.constraints.options(read_threshold(tuned) if tuned is not None else None)
+        threshold = read_threshold(tuned) if tuned is not None else None
+        options = (c.constraints.options(threshold, ctx.inputs) if isinstance(c.constraints, JudgedConstraintSection)
+                   else c.constraints.options(threshold))
         hyps, report = constrained_translate(translator, lines, ctx.inputs["constraint_table"], options, **decode)
         write_lines(ctx.out / "constraints.tsv", ["\t".join(" ".join(p) for p in line) for line in report.per_line])
         write_json(ctx.out / "constraints.json", {**report.to_json(), "config": to_plain(c.constraints)})
@@ -838,7 +897,7 @@ def constraint_tune_stage(ctx) -> dict:
         more_src, more_tgt = _pairs_with_table_mwes(translator, i["rest_src"], i["rest_tgt"], i["constraint_table"],
                                                     c.extra, c.seed)
         sources, references, added = sources + more_src, references + more_tgt, len(more_src)
-    record = tune_threshold(translator, sources, references, i["constraint_table"], c.constraints.options(),
+    record = tune_threshold(translator, sources, references, i["constraint_table"], c.constraints.options(inputs=i),
                             lowercase=c.lowercase, beam=c.beam, batch_size=c.batch_size, source_mwes=c.source_mwes)
     record["validation"] = {"source": portable_path(i["valid_src"]), "reference": portable_path(i["valid_tgt"])}
     if c.extra:

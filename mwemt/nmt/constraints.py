@@ -40,6 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from mwemt.errors import InputError, MwemtError
 from mwemt.testsets.mwe_table import GAP, MweTranslationTable, type_key
 from mwemt.testsets.mwe_table import SOURCES as TABLE_SOURCES
@@ -49,13 +51,25 @@ CONSTRAINT_ORDERS = ("unordered", "ordered")
 # how constraints are chosen and kept: forced as the table says (an order above), or judged (module docstring)
 CONSTRAINT_MODES = CONSTRAINT_ORDERS + ("judged",)
 # the MWE-in-context model of judged constraints: the bundled English OEWN classifier, none (every
-# table match), or a model file written by scripts/train_mwe_context.py
-CONTEXT_MODELS = ("bundled", "none")
+# table match), or in-context (`mwemt.preprocess.mwe_in_context`: look-alike rules, then the classifier with
+# the entries' categories at a recall-first threshold; issue 42)
+CONTEXT_MODELS = ("bundled", "none", "in-context")
+# how judged constraints rank an MWE's candidates: by alignment count, then target frequency (count), or by fit
+# to the line's source context (context: `mwemt.testsets.senses`, one candidate per sense; needs senses_file)
+RANKINGS = ("count", "context")
+MAX_FORMS = 10
 THRESHOLD_FORMAT = "mwemt-constraint-threshold"
 # the largest |threshold| (a drop of the per-token log-probability): the config's bound and the command line's
 MAX_THRESHOLD = 100.0
 TUNE_METRIC = "bleu"
 TUNE_RULE = "largest threshold with validation BLEU >= the first pass's"
+# how judged constraints accept an option: ``plain`` (the tuned threshold alone, as first built) or ``guarded``
+# (issue 42: never an output the degenerate-output check flags, and the threshold is the median of the no-loss
+# points of seeded bootstrap resamples of the tuning lines, which moves less with the few lines that decide it)
+ACCEPTANCES = ("plain", "guarded")
+TUNE_RULE_GUARDED = ("median over {n} seeded resamples of the tuning lines of the largest threshold with "
+                     "validation BLEU >= the first pass's; degenerate outputs never accepted")
+TUNE_RESAMPLES, TUNE_SEED = 200, 12345
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,11 @@ class ConstraintOptions:
     candidates: int = 3
     threshold: float | None = None
     mwe_context: str = "bundled"
+    ranking: str = "count"
+    forms: int = 1                    # judged: inflected forms per candidate (1: the table's form only)
+    senses_file: str | None = None    # ranking context: the sense contexts (`mwemt.testsets.senses`)
+    forms_file: str | None = None     # forms > 1: the target forms (`mwemt.testsets.forms`)
+    acceptance: str = "plain"         # judged: plain | guarded (`ACCEPTANCES`)
 
     def __post_init__(self) -> None:
         if self.mode not in CONSTRAINT_MODES:
@@ -83,6 +102,26 @@ class ConstraintOptions:
             raise MwemtError(f"constraint threshold must be a finite number, not {self.threshold}")
         if self.mode != "judged" and self.threshold is not None:
             raise MwemtError("a constraint threshold judges constraints: it needs constraint mode 'judged'")
+        if self.mwe_context not in CONTEXT_MODELS:
+            raise MwemtError(f"constraint mwe_context {self.mwe_context!r}: choose one of {', '.join(CONTEXT_MODELS)}")
+        if self.acceptance not in ACCEPTANCES:
+            raise MwemtError(f"constraint acceptance {self.acceptance!r}: choose one of {', '.join(ACCEPTANCES)}")
+        if self.mode != "judged" and self.acceptance != "plain":
+            raise MwemtError("constraint acceptance 'guarded' decides which judged constraints are kept: it needs "
+                             "constraint mode 'judged'")
+        if self.ranking not in RANKINGS:
+            raise MwemtError(f"constraint ranking {self.ranking!r}: choose one of {', '.join(RANKINGS)}")
+        if not 1 <= self.forms <= MAX_FORMS:
+            raise MwemtError(f"constraint forms must be between 1 and {MAX_FORMS}, not {self.forms}")
+        if self.mode != "judged" and (self.ranking != "count" or self.forms != 1):
+            raise MwemtError("candidate ranking by context and inflected forms are judged constraints' (they choose "
+                             "among candidates): they need constraint mode 'judged'")
+        if self.ranking == "context" and not self.senses_file:
+            raise MwemtError("constraint ranking 'context' needs the sense contexts (a senses file written with the "
+                             "table, scripts/sense_data.py or the run's sense-data stage)")
+        if self.forms > 1 and not self.forms_file:
+            raise MwemtError(f"constraint forms {self.forms} needs the target forms (a forms file written with the "
+                             "table, scripts/sense_data.py or the run's sense-data stage)")
 
 
 # ---------------------------------------------------------------- which phrases the table gives
@@ -106,12 +145,18 @@ def _constraint_annotator(table, *, lang: str, lemmatizer: str, max_gap: int, mw
     entries = [LexiconEntry(tuple(key.split())) for key in table.keys() if len(key.split()) >= 2]
     if not entries:
         raise MwemtError("the MWE translation table has no multi-word key: nothing to constrain")
-    if mwe_context == "bundled" and lang != "en":
+    if mwe_context in ("bundled", "in-context") and lang != "en":
         raise MwemtError(f"the bundled MWE-in-context classifier reads English sources, not {lang!r}: "
                          "use constraint mwe_context none, or a model of your own")
-    return build_annotator(AnnotatorConfig(lang=lang, lemmatizer=lemmatizer, max_gap=max_gap, filters="none",
-                                           lexicon_format="list", mwe_context=mwe_context),
-                           entries, log=lambda *_: None)
+    annotator = build_annotator(AnnotatorConfig(lang=lang, lemmatizer=lemmatizer, max_gap=max_gap, filters="none",
+                                                lexicon_format="list",
+                                                mwe_context="none" if mwe_context == "in-context" else mwe_context),
+                                entries, log=lambda *_: None)
+    if mwe_context == "in-context":   # look-alike rules + the classifier with categories (issue 42)
+        from mwemt.preprocess.mwe_in_context import bundled_decision
+
+        annotator.filters = bundled_decision()
+    return annotator
 
 
 def _read_table(table):
@@ -241,15 +286,41 @@ class CandidateFinder:
         self.table, self.options, self.frequency = _read_table(table), options, frequency
         self.annotator = _constraint_annotator(self.table, lang=lang, lemmatizer=lemmatizer, max_gap=max_gap,
                                                mwe_context=options.mwe_context)
+        self.ranker = self.forms = None
+        if options.ranking == "context":   # sense from context (issue 42): `mwemt.testsets.senses`
+            from mwemt.testsets.senses import SenseContexts, SenseRanker
 
-    def candidates(self, key: str) -> tuple[Candidate, ...]:
-        """Attested and dictionary translations, by alignment count, then target-side frequency; the best
-        ``options.candidates``."""
+            self.ranker = SenseRanker(SenseContexts.read(options.senses_file))
+        if options.forms > 1:              # form from the sentence (issue 42): `mwemt.testsets.forms`
+            from mwemt.testsets.forms import FormIndex
+
+            self.forms = FormIndex.read(options.forms_file)
+
+    def candidates(self, key: str, lemmas: Sequence[str] | None = None,
+                   indices: Sequence[int] | None = None) -> tuple[Candidate, ...]:
+        """Attested and dictionary translations, by alignment count, then target-side frequency (ranking
+        ``count``), or one per sense by fit to the sentence's ``lemmas`` around the MWE at ``indices`` (ranking
+        ``context``); the best ``options.candidates``, each followed by up to ``options.forms`` - 1 other forms
+        the training target attests."""
         o = self.options
+        entries = table_translations(self.table, key, o.min_count, o.sources)
+        if self.ranker is not None and lemmas is not None and indices is not None:
+            entries = tuple(r.entry for r in self.ranker.best(key, entries, lemmas, indices, o.candidates))
         found = [Candidate(e.translation, e.count, tuple(sorted(e.sources)), self.frequency.phrase(e.translation))
-                 for e in table_translations(self.table, key, o.min_count, o.sources)]
-        found.sort(key=lambda c: (-c.count, -c.frequency[0], -c.frequency[1], len(c.words)))
-        return tuple(found[:o.candidates])
+                 for e in entries]
+        if self.ranker is None or lemmas is None:
+            found.sort(key=lambda c: (-c.count, -c.frequency[0], -c.frequency[1], len(c.words)))
+        found = found[:o.candidates]
+        if self.forms is None:
+            return tuple(found)
+        counts = {e.translation: e.count for e in self.table.translations(key, min_count=0)}
+        out: list[Candidate] = []
+        for c in found:
+            for words in self.forms.alternatives(c.words, o.forms):
+                if all(words != d.words for d in out):
+                    out.append(c if words == c.words else
+                               Candidate(words, counts.get(words, 0), ("form",), self.frequency.phrase(words)))
+        return tuple(out)
 
     def mwes(self, tokens: Sequence[str]) -> tuple[list[FoundMwe], int]:
         """The sentence's MWEs in context that have candidates, in source order, and how many table matches
@@ -257,7 +328,7 @@ class CandidateFinder:
         sent = self.annotator.annotate_tokens(list(tokens))
         out = []
         for m in sorted(sent.mwes, key=lambda m: m.indices):
-            cands = self.candidates(type_key(m.lemma))
+            cands = self.candidates(type_key(m.lemma), sent.lemmas, m.indices)
             if cands:
                 initial = m.indices[0] == 0 and bool(tokens) and tokens[0][:1].isupper()
                 out.append(FoundMwe(type_key(m.lemma), tuple(m.indices), m.confidence, cands, initial))
@@ -321,12 +392,14 @@ class Option:
     forced: tuple[tuple[str, str], ...]
     output: str
     drop: float
+    degenerate: frozenset[str] = frozenset()   # guarded acceptance: the degenerate-output flags of ``output``
 
 
 def choose(options: Sequence[Option], threshold: float) -> Option | None:
     """The option a line keeps: the one that forces the most MWEs, then has the smallest drop, among those
-    whose drop is at most ``threshold``; None (the first pass stays) when none is."""
-    kept = [o for o in options if o.drop <= threshold]
+    whose drop is at most ``threshold`` and whose output is not degenerate; None (the first pass stays) when
+    none is."""
+    kept = [o for o in options if o.drop <= threshold and not o.degenerate]
     return min(kept, key=lambda o: (-len(o.forced), o.drop)) if kept else None
 
 
@@ -514,6 +587,17 @@ class JudgedConstraints:
             by_line[i].options = sorted(opts, key=lambda o: (-len(o.forced), o.drop))
         return first, judgements, literal
 
+    def _degenerate(self, line: str, output: str, input_format: str) -> frozenset[str]:
+        """Guarded acceptance: the degenerate-output flags of a constrained ``output`` of ``line``
+        (`mwemt.evaluate.degenerate`: a loop, far longer than the source predicts, a fragment appended after a
+        sentence end); plain acceptance reads none."""
+        if self.options.acceptance != "guarded":
+            return frozenset()
+        from mwemt.evaluate.degenerate import degenerate_flags
+        from mwemt.preprocess.tokenize import tokenize
+
+        return degenerate_flags(_tokens(self.translator, line, input_format), tokenize(output))
+
     def _decode(self, lines, variants, first_score, input_format, decode) -> list[Option | None]:
         """Each (line index, ((MWE, candidate), ...)) decoded with those candidates as constraints; None for
         one the search could not meet within its length limit."""
@@ -531,7 +615,8 @@ class JudgedConstraints:
         for n, k in enumerate(ok):
             if n not in failed and n in tr.line_scores:
                 i, forced = variants[k]
-                out[k] = Option(tuple((m.key, c.text) for m, c in forced), hyps[n], first_score[i] - tr.line_scores[n])
+                out[k] = Option(tuple((m.key, c.text) for m, c in forced), hyps[n], first_score[i] - tr.line_scores[n],
+                                self._degenerate(lines[i], hyps[n], input_format))
         return out
 
     def translate(self, lines: Sequence[str], *, input_format: str = "raw", source: str | None = None,
@@ -614,26 +699,53 @@ def tune_threshold(translator, sources: Sequence[str], references: Sequence[str]
                     for j in judgements if j.options}
     drops = sorted({o.drop for j in judgements for o in j.options})
     grid = ([drops[0] - 1e-3] if drops else [0.0]) + drops
-    curve = []
-    for t in grid:
-        totals = rows.sum(axis=0).copy()
-        accepted = 0
-        for j in judgements:
+    # each grid point: how the totals move (the chosen option's stats minus the first pass's, per judged line)
+    changes = np.zeros((len(grid), len(judgements), rows.shape[1]))
+    accepted_at = np.zeros((len(grid), len(judgements)), dtype=bool)
+    for g, t in enumerate(grid):
+        for n, j in enumerate(judgements):
             pick = choose(j.options, t)
             if pick is not None:
-                k = j.options.index(pick)
-                totals += options_rows[j.line - 1][k] - rows[j.line - 1]
-                accepted += 1
-        curve.append((t, metric.score_from_totals(totals), accepted))
+                changes[g, n] = options_rows[j.line - 1][j.options.index(pick)] - rows[j.line - 1]
+                accepted_at[g, n] = True
+
+    def curve_of(line_weights: np.ndarray) -> list[tuple[float, float, int]]:
+        base = line_weights @ rows
+        judged_weights = line_weights[[j.line - 1 for j in judgements]]
+        moved = np.einsum("gjs,j->gs", changes, judged_weights)
+        return [(t, metric.score_from_totals(base + moved[g]), int(accepted_at[g].sum())) for g, t in enumerate(grid)]
+
+    curve = curve_of(np.ones(len(sources)))
     best, top = no_loss_point(curve), max(curve, key=lambda c: (round(c[1], 6), c[0]))
+    guarded = {}
+    if options.acceptance == "guarded":   # the median no-loss point of seeded resamples of the tuning lines
+        resampled = resampled_no_loss(curve_of, len(sources))
+        at = max((c for c in curve if c[0] <= resampled["median"]), key=lambda c: c[0])
+        guarded = {"threshold_no_loss": best[0], "resampled_no_loss": resampled}
+        best = (resampled["median"], at[1], at[2])
     constrained = sum(1 for j in judgements if j.options)
-    return {"format": THRESHOLD_FORMAT, "version": 1, "threshold": best[0], "rule": TUNE_RULE,
+    rule = TUNE_RULE_GUARDED.format(n=TUNE_RESAMPLES) if guarded else TUNE_RULE
+    return {"format": THRESHOLD_FORMAT, "version": 1, "threshold": best[0], "rule": rule, **guarded,
             "metric": TUNE_METRIC, "threshold_best_bleu": top[0], "bleu_best": top[1],
             "signature": str(metric.signature()), "validation_lines": len(sources),
             "lines_with_mwes": len(judgements), "literal_matches": literal, "constrained_lines": constrained,
             "accepted_at_threshold": best[2], "bleu_first_pass": curve[0][1], "bleu_at_threshold": best[1],
-            "bleu_all_accepted": curve[-1][1], "options": asdict(options) | {"threshold": None},
+            "bleu_all_accepted": curve[-1][1], "options": asdict(options) | {"threshold": None, **{
+                k: Path(v).name for k in ("senses_file", "forms_file") if (v := getattr(options, k))}},
             "curve": [[round(t, 6), round(s, 4), a] for t, s, a in curve]}
+
+
+def resampled_no_loss(curve_of: Callable[[np.ndarray], list], n_lines: int, *, resamples: int = TUNE_RESAMPLES,
+                      seed: int = TUNE_SEED) -> dict:
+    """The no-loss points (`no_loss_point`) of ``resamples`` seeded bootstrap resamples of ``n_lines`` tuning
+    lines: ``curve_of(weights)`` is the tuning curve with each line counted ``weights[i]`` times. Their median is
+    guarded acceptance's threshold; the 10% and 90% points show how much the few deciding lines move it."""
+    rng = np.random.default_rng(seed)
+    points = sorted(no_loss_point(curve_of(np.bincount(rng.integers(0, n_lines, n_lines),
+                                                       minlength=n_lines).astype(float)))[0]
+                    for _ in range(resamples))
+    return {"resamples": resamples, "seed": seed, "q10": points[len(points) // 10],
+            "median": points[len(points) // 2], "q90": points[(9 * len(points)) // 10]}
 
 
 def no_loss_point(curve: Sequence[tuple[float, float, int]]) -> tuple[float, float, int]:

@@ -27,7 +27,7 @@ the line's source (`tests/test_senses.py` checks that changing the references ch
 
 The contexts are stored beside the table (`SenseContexts.write`: JSONL, gzip when the name ends in .gz;
 header ``{"format": "mwemt-sense-contexts", ...}`` with the document frequencies and the tuned weights,
-then one row per MWE type, per target word and per source word).
+then one row per MWE type, per target word, per source word and per dictionary sense of the table's keys).
 
 API::
 
@@ -36,7 +36,7 @@ API::
     senses = DictionarySenses.read("en-ita.multiwordnet.tsv", keys=table.keys())
     contexts = builder.build(target_lemmas, senses)          # tuned on the training occurrences
     contexts.write("senses.jsonl.gz")
-    ranker = SenseRanker(SenseContexts.read("senses.jsonl.gz"), senses)
+    ranker = SenseRanker(SenseContexts.read("senses.jsonl.gz"))     # the dictionary senses are stored there too
     ranker.rank("turn out", table.translations("turn out"), lemmas, mwe_indices)   # -> [Ranked, ...]
 """
 
@@ -225,7 +225,9 @@ class SenseContexts:
                  translations: Mapping[str, Mapping[tuple[str, ...], tuple[int, Mapping[str, int]]]],
                  target_words: Mapping[str, tuple[int, Mapping[str, int]]],
                  source_words: Mapping[str, tuple[int, Mapping[str, int]]],
-                 weights: SenseWeights = SenseWeights(), provenance: Mapping | None = None):
+                 weights: SenseWeights = SenseWeights(), provenance: Mapping | None = None,
+                 dictionary: DictionarySenses | None = None):
+        self.dictionary = dictionary   # the senses of the table's keys, stored with the contexts
         self.documents, self.df = documents, dict(df)
         self.translations = {k: dict(v) for k, v in translations.items()}
         self.target_words, self.source_words = dict(target_words), dict(source_words)
@@ -262,6 +264,17 @@ class SenseContexts:
             for w in sorted(words):
                 n, c = words[w]
                 rows.append({kind: w, "count": n, "context": dict(sorted(c.items()))})
+        if self.dictionary is not None:
+            keys_of: dict[str, list[str]] = {}
+            by_id: dict[str, Sense] = {}
+            for key, senses in sorted(self.dictionary.by_key.items()):
+                for sense in senses:
+                    keys_of.setdefault(sense.synset, []).append(key)
+                    by_id[sense.synset] = sense
+            for sid in sorted(by_id):
+                sense = by_id[sid]
+                rows.append({"sense": sid, "keys": keys_of[sid], "english": list(sense.english),
+                             "target": [list(t) for t in sense.target], "gloss": sense.gloss})
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         if str(path).endswith(".gz"):
             with atomic_write(path, "wb") as fh:
@@ -279,6 +292,7 @@ class SenseContexts:
         head = None
         translations: dict = {}
         words: dict[str, dict] = {"target": {}, "source": {}}
+        dictionary: dict[str, list[Sense]] = {}
         for lineno, line in enumerate(iter_lines(path), 1):
             try:
                 row = json.loads(line)
@@ -295,7 +309,12 @@ class SenseContexts:
             try:
                 if not isinstance(row, dict):
                     raise ValueError("not an object")
-                if "key" in row:
+                if "sense" in row:
+                    sense = Sense(str(row["sense"]), tuple(str(e) for e in row["english"]),
+                                  tuple(tuple(str(w) for w in t) for t in row["target"]), str(row["gloss"]))
+                    for key in row["keys"]:
+                        dictionary.setdefault(str(key), []).append(sense)
+                elif "key" in row:
                     translations[type_key(row["key"])] = {
                         tuple(t["tokens"]): (int(t["count"]), {str(w): int(c) for w, c in t["context"].items()})
                         for t in row["translations"]}
@@ -316,7 +335,9 @@ class SenseContexts:
             documents = int(head["documents"])
         except (KeyError, TypeError, ValueError, AttributeError, MwemtError) as exc:
             raise InputError(f"bad header ({exc})", path, 1, expected=expected) from None
-        return cls(documents, df, translations, words["target"], words["source"], weights, head.get("provenance"))
+        return cls(documents, df, translations, words["target"], words["source"], weights, head.get("provenance"),
+                   DictionarySenses(dictionary, source=str((head.get("provenance") or {}).get("dictionary_name", "")))
+                   if dictionary else None)
 
 
 class SenseContextBuilder:
@@ -376,7 +397,10 @@ class SenseContextBuilder:
                 base.weights = replace(base.weights, **found)
             tgt_words = {w: (n, _strongest(c, base)) for w, (n, c) in full_t.items()}
             src_words = {w: (n, _strongest(c, base)) for w, (n, c) in full_s.items()}
-        return SenseContexts(documents, self.df, base.translations, tgt_words, src_words, base.weights, prov)
+        if senses is not None:
+            prov["dictionary_name"] = senses.source
+        return SenseContexts(documents, self.df, base.translations, tgt_words, src_words, base.weights, prov,
+                             senses)
 
     def _word_contexts(self, present: Sequence[set[str]], exclude_self: bool) -> dict[str, tuple[int, Counter]]:
         """word -> (sentences with it, the context words of the training source sentences of the pairs where
@@ -596,7 +620,7 @@ class SenseRanker:
                  target_lemmatizer=None, weights: SenseWeights | None = None):
         from mwemt.preprocess.lemmatize import get_lemmatizer
 
-        self.contexts, self.senses = contexts, senses
+        self.contexts, self.senses = contexts, senses if senses is not None else contexts.dictionary
         self.weights = weights or contexts.weights
         self.lem_t = target_lemmatizer or get_lemmatizer("simplemma", "it")
         self.lem_s = get_lemmatizer("simplemma", "en")
@@ -703,3 +727,23 @@ class SenseRanker:
                 best, best_detail = s, {"sense": sense.synset, "gloss": round(g, 4), "members": round(m, 4)}
         best_detail["frequency"] = freq
         return best + w.frequency * math.log1p(freq), best_detail
+
+
+def rank_items(items, table, ranker: SenseRanker, n: int, *, min_count: int = 1,
+               sources: Sequence[str] = ("aligned", "dictionary"), lang: str = "en") -> list[tuple]:
+    """The ``n`` best candidates (`SenseRanker.best`) of every MWE of test ``items`` (`mwemt.records.TestItem`):
+    (item id, MWE indices, candidate texts) rows. Reads each item's source and MWE spans only, never its
+    references."""
+    from mwemt.preprocess.lemmatize import get_lemmatizer
+    from mwemt.testsets.mwe_table import mwe_key
+
+    lem = get_lemmatizer("simplemma", lang)
+    rows = []
+    for it in items:
+        lemmas = lem.lemmatize(it.source.split())
+        for m in it.mwes:
+            key = mwe_key(m)
+            entries = table.translations(key, min_count=min_count, sources=sources)
+            best = ranker.best(key, entries, lemmas, m.indices, n)
+            rows.append((it.id, tuple(m.indices), [r.entry.text for r in best]))
+    return rows
