@@ -28,7 +28,6 @@ Data:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 

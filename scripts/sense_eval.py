@@ -22,19 +22,15 @@ only to score the top candidate, after ranking:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-MULTIWORDNET = ROOT.parent / "shared" / "data" / "lexicons" / "wordnet-mwe" / "derived" / "en-ita.multiwordnet.tsv"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--table", required=True)
     ap.add_argument("--senses", required=True)
-    ap.add_argument("--dictionary", default=str(MULTIWORDNET))
+    ap.add_argument("--dictionary", default=None,
+                    help="read the dictionary senses from this wn-aligned TSV (default: those stored in --senses)")
     ap.add_argument("--test", required=True)
     ap.add_argument("--target-dict", required=True, help="the model's fairseq target dictionary (dict.it.txt)")
     ap.add_argument("--spm", required=True, help="the model's target subword model (spm.model)")
@@ -47,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     from fairseq.data import Dictionary
 
     from mwemt.formats import read_testset
-    from mwemt.nmt.constraints import CandidateFinder, Presence, TargetFrequency, table_translations
+    from mwemt.nmt.constraints import Presence, TargetFrequency, table_translations
     from mwemt.preprocess.lemmatize import get_lemmatizer
     from mwemt.preprocess.subword import SubwordModel
     from mwemt.testsets.mwe_table import SOURCES, MweTranslationTable, mwe_key, translation_tokens
@@ -57,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     freq = TargetFrequency(Dictionary.load(args.target_dict), SubwordModel.load(args.spm))
     items = read_testset(args.test)
     keys = {mwe_key(m) for it in items for m in it.mwes}
-    ranker = SenseRanker(SenseContexts.read(args.senses), DictionarySenses.read(args.dictionary, keys=keys))
+    ranker = SenseRanker(SenseContexts.read(args.senses),
+                         DictionarySenses.read(args.dictionary, keys=keys) if args.dictionary else None)
     presence = Presence("it")
     lem = get_lemmatizer("simplemma", "en")
 
@@ -67,7 +64,6 @@ def main(argv: list[str] | None = None) -> int:
         found.sort(key=lambda ef: (-ef[0].count, -ef[1][0], -ef[1][1], len(ef[0].translation)))
         return [e for e, _ in found]
 
-    assert CandidateFinder.candidates.__doc__  # the order above is CandidateFinder's (kept in step by hand)
     rows = []
     for it in items:
         tokens = it.source.split()
@@ -82,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             gold_words = presence.words(" ".join(t for t in gold if t != "..."))
             seen = any(e.count > 0 for e in old)
 
-            def scores(ranking):
+            def scores(ranking, gold=gold, gold_words=gold_words):
                 return {"exact": ranking[0].translation == gold,
                         "sense": presence.has(ranking[0].translation, gold_words),
                         "top3": any(presence.has(e.translation, gold_words) for e in ranking[:args.candidates])}
@@ -99,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         cell = {f"{w}_{k}": sum(r[f"{w}_scores"][k] for r in sel) for w in ("today", "new")
                 for k in ("exact", "sense", "top3")}
         out[name] = {"n": n, **cell}
-        pct = lambda v: f"{v} ({100 * v / n:.1f}%)" if n else "-"  # noqa: E731
+        pct = lambda v, n=n: f"{v} ({100 * v / n:.1f}%)" if n else "-"  # noqa: E731
         print(f"| {name} | {n} | {pct(cell['today_exact'])} | {pct(cell['new_exact'])} | {pct(cell['today_sense'])} "
               f"| {pct(cell['new_sense'])} | {pct(cell['today_top3'])} | {pct(cell['new_top3'])} |")
     print(f"\n(ranker {ranker.signature()}; table {table.signature()})")

@@ -27,7 +27,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from train_mwe_context import DIMSUM_TRAIN, OEWN, PARSEME_TRAIN, WIKI, load_lexicon, parseme_sentences, parseme_split, rel
+from train_mwe_context import (
+    DIMSUM_TRAIN,
+    OEWN,
+    PARSEME_TRAIN,
+    WIKI,
+    load_lexicon,
+    parseme_sentences,
+    parseme_split,
+    rel,
+)
 
 from mwemt.fileio import iter_lines, sha256_file
 from mwemt.formats import read_lexicon_entries

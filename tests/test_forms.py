@@ -156,3 +156,27 @@ def test_judged_decoding_lets_the_model_choose_among_the_forms(baseline, tmp_pat
         drops[word] = r.judgements[0].options[0].drop
     assert kept.forced[0][1] == min(drops, key=drops.get) and kept.drop == pytest.approx(min(drops.values()))
     assert hyps[0] == kept.output and j.accepted == kept
+
+
+@requires_nmt
+@pytest.mark.nmt
+def test_threshold_tuning_decodes_the_forms_and_records_the_files_by_name(baseline, tmp_path):  # noqa: F811
+    from mwemt.nmt.constraints import ConstraintOptions, tune_threshold
+    from mwemt.nmt.translate import Translator
+    from mwemt.preprocess.lemmatize import get_lemmatizer
+    from mwemt.testsets.forms import FormIndex
+    from mwemt.testsets.mwe_table import MweTranslationTable
+
+    table = MweTranslationTable()
+    table.add("ivory tower", ["cane"], 1)
+    lem = get_lemmatizer("simplemma", "it")
+    target = [t.split() for t in ["il cane dorme .", "i cani dormono ."]]
+    path = tmp_path / "forms.jsonl"
+    FormIndex.build(table, target, [lem.lemmatize(t) for t in target], lemmatizer=lem).write(path)
+    tr = Translator.load(baseline)
+    sources = ["My sister looks at the house in the ivory tower .", "The dog sleeps ."]
+    record = tune_threshold(tr, sources, ["la casa del cane .", "il cane dorme ."], table,
+                            ConstraintOptions("judged", mwe_context="none", forms=2, forms_file=str(path)),
+                            beam=3, batch_size=2)
+    assert record["constrained_lines"] == 1 and record["options"]["forms"] == 2
+    assert record["options"]["forms_file"] == "forms.jsonl"      # a name, not a path of this machine

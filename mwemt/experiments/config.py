@@ -37,7 +37,14 @@ from mwemt.evaluate.mwe_score import AVERAGES
 from mwemt.evaluate.registry import metric_class, metric_names
 from mwemt.formats import LEXICON_FORMATS, LEXICON_SIDES
 from mwemt.nmt.config import ModelConfig, PrepareConfig, TrainConfig, consistency_problems, with_preset
-from mwemt.nmt.constraints import ACCEPTANCES, CONSTRAINT_MODES, CONTEXT_MODELS, MAX_FORMS, MAX_THRESHOLD, RANKINGS
+from mwemt.nmt.constraints import (
+    ACCEPTANCES,
+    CONSTRAINT_MODES,
+    CONTEXT_MODELS,
+    MAX_FORMS,
+    MAX_THRESHOLD,
+    RANKINGS,
+)
 from mwemt.nmt.translate import SOURCE_MWES
 from mwemt.preprocess.annotate import ENCODINGS, FACTOR_NAMES, PreprocessConfig
 from mwemt.preprocess.hints import TABLE_SOURCES, HintConfig, is_hint_encoding

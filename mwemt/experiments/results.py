@@ -46,10 +46,10 @@ from mwemt.fileio import atomic_write, write_text
 from mwemt.provenance import portable_path, write_json
 
 ALPHA = 0.05
-MWE_METRICS = ("mwe", "mwe-alts", "tesla-comp", "tesla-01", "liter", "term-use")   # MWE columns even on a general test
+MWE_METRICS = ("mwe", "mwe-alts", "mwe-verdict", "tesla-comp", "tesla-01", "liter", "term-use")   # MWE columns even on a general test
 FINDING_METRICS = ("mwe", "mwe-alts")   # the MWE scores (single reference, with alternatives) of the findings
 # the seed section: the findings' MWE scores, LiTER (lower is better), and BLEU and chrF of every test set
-SEED_METRICS = ("bleu", "chrf", *FINDING_METRICS, "mwe-p", "liter")   # mwe-p: the precision-aware MWE score
+SEED_METRICS = ("bleu", "chrf", *FINDING_METRICS, "mwe-p", "mwe-verdict", "liter")   # mwe-p: precision-aware
 # a test the baseline cannot translate: its BLEU below this, or its outputs shorter than this share of the reference
 UNTRANSLATABLE_BLEU = 5.0
 UNTRANSLATABLE_LENGTH = 0.6

@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mwemt.errors import InputError, MwemtError
+from mwemt.records import AnnotatedSentence, Mwe, TestMwe
 from mwemt.testsets.aligned import ReferenceFilters, SpanRules, aligned_reference, filter_reason
 from mwemt.testsets.select import type_key as _select_type_key
-from mwemt.records import AnnotatedSentence, Mwe, TestMwe
 
 GAP = "..."
 SOURCES = ("aligned", "dictionary")
