@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from mwemt.cli.argtypes import int_range, non_negative_int, positive_int, seed, workers
 from mwemt.nmt.constraints import ACCEPTANCES, CONSTRAINT_MODES, RANKINGS, ConstraintOptions
@@ -235,6 +236,13 @@ def constraint_options(args: argparse.Namespace):
     threshold = None
     if args.constraint_threshold is not None:
         threshold = parse_threshold(args.constraint_threshold, "--constraint-threshold")
+    for name, given in (("--constraint-senses", args.constraint_senses), ("--constraint-forms-file",
+                                                                         args.constraint_forms_file)):
+        if given is not None and not Path(given).is_file():   # before the model loads
+            from mwemt.errors import InputError
+
+            raise InputError(f"{name}: file not found", given, expected="a file written with the MWE table "
+                                                                       "(scripts/sense_data.py)")
     return ConstraintOptions(args.constraint_mode, min_count=args.constraint_min_count,
                              sources=tuple(args.constraint_sources), candidates=args.constraint_candidates,
                              threshold=threshold, mwe_context=args.constraint_mwe_context,

@@ -21,8 +21,8 @@ Data:
   annotates verbal MWEs only): predictions after overlap resolution against the gold MWEs, as
   scripts/identify_context_eval.py scores them (exact precision, lenient precision, recall).
 
-    python scripts/mwe_in_context_eval.py --table runs/issue42/data/table.jsonl \\
-        --test results/cpu-science-2-ladder/60000/refs/tatoeba-mwe.jsonl --labels results/issue42/mwe-test-labels.tsv
+    python studies/sense-and-form/mwe_in_context_eval.py --table runs/issue42/data/table.jsonl \\
+        --test results/cpu-science-2-ladder/60000/refs/tatoeba-mwe.jsonl --labels studies/sense-and-form/mwe-test-labels.tsv
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 from train_mwe_context import PARSEME_TRAIN, parseme_sentences, parseme_split  # noqa: E402
 

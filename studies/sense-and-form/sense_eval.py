@@ -14,7 +14,7 @@ only to score the top candidate, after ranking:
 - top-3 sense: one of the first three does (judged decoding decodes the first ``--candidates``; the new
   ranking's are three different senses, `SenseRanker.best`, the forms of a sense being item 2's).
 
-    python scripts/sense_eval.py --table runs/issue42/data/table.jsonl --senses runs/issue42/data/senses.jsonl.gz \\
+    python studies/sense-and-form/sense_eval.py --table runs/issue42/data/table.jsonl --senses runs/issue42/data/senses.jsonl.gz \\
         --test results/cpu-science-2-ladder/60000/refs/tatoeba-mwe.jsonl \\
         --target-dict runs/R/stages/prepare/baseline/*/data-bin/dict.it.txt --spm runs/R/stages/subword/baseline/*/spm/spm.model
 """
