@@ -99,8 +99,8 @@ def main() -> int:
 
     from mwemt.nmt.cpu import describe
     from mwemt.nmt.translate import Translator
-    from mwemt.testsets.mwe_table import MweTranslationTable
     from mwemt.preprocess.tokenize import tokenize
+    from mwemt.testsets.mwe_table import MweTranslationTable
 
     warnings.filterwarnings("ignore")
     logging.basicConfig(level=logging.WARNING)

@@ -88,8 +88,8 @@ def check(directory: Path) -> tuple[int, list[str]]:
                     link.parent.mkdir(parents=True, exist_ok=True)
                     link.symlink_to((directory / token).resolve())
         env = dict(os.environ, MWEMT_CACHE=str(Path(tmp) / "cache"))
-        done = subprocess.run(["sh", "rescore.sh"], cwd=copy, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(["sh", "rescore.sh"], cwd=copy, env=env, capture_output=True,
+                              text=True)
         if done.returncode != 0:
             raise RuntimeError(f"rescore.sh failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         rescored, same_seed = {}, {}

@@ -36,8 +36,8 @@ def test_guarded_reads_the_degenerate_check_and_plain_reads_nothing():
 
 def test_acceptance_is_checked_at_the_edge():
     from mwemt.experiments.config import config_from_data
-    from mwemt.schema import ConfigError
     from mwemt.nmt.constraints import ConstraintOptions
+    from mwemt.schema import ConfigError
 
     with pytest.raises(MwemtError, match="acceptance 'sometimes'"):
         ConstraintOptions("judged", acceptance="sometimes")
@@ -87,7 +87,12 @@ def test_guarded_tuning_and_decoding_never_accept_a_degenerate_output(baseline):
     """The tiny baseline writes loops (`il il il ...`): every constrained option is flagged, so guarded tuning
     records a threshold below every drop, accepts nothing, and decoding keeps the first pass; plain accepts."""
     from mwemt.evaluate.degenerate import degenerate_flags
-    from mwemt.nmt.constraints import ConstraintOptions, JudgedConstraints, constrained_translate, tune_threshold
+    from mwemt.nmt.constraints import (
+        ConstraintOptions,
+        JudgedConstraints,
+        constrained_translate,
+        tune_threshold,
+    )
     from mwemt.nmt.translate import Translator
     from mwemt.preprocess.tokenize import tokenize
 

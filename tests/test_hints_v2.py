@@ -16,9 +16,9 @@ from mwemt.preprocess.hints import (
     hint_training_lines,
 )
 from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.testsets.mwe_table import MweTranslationTable
 from mwemt.records import AnnotatedSentence, Mwe
 from mwemt.schema import to_plain
+from mwemt.testsets.mwe_table import MweTranslationTable
 from tests.conftest import FIXTURES
 
 V2 = HintConfig(version=2)

@@ -32,8 +32,8 @@ from mwemt.preprocess.hints import (
     words_match,
 )
 from mwemt.preprocess.lemmatize import get_lemmatizer
-from mwemt.testsets.mwe_table import MweTranslationTable
 from mwemt.records import AnnotatedSentence, Mwe
+from mwemt.testsets.mwe_table import MweTranslationTable
 
 FIXTURES = Path(__file__).parent / "fixtures" / "augment"
 

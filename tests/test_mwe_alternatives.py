@@ -13,8 +13,8 @@ from mwemt.errors import MwemtError
 from mwemt.evaluate.mwe_match import MweMatching
 from mwemt.evaluate.mwe_score import MweScore
 from mwemt.formats import read_testset, write_testset
-from mwemt.testsets.mwe_table import MweTranslationTable, TableEntry
 from mwemt.records import TestItem, TestMwe
+from mwemt.testsets.mwe_table import MweTranslationTable, TableEntry
 
 
 def _score(mode: str = "none", table=None, min_count: int = 1) -> MweScore:

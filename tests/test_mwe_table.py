@@ -8,9 +8,9 @@ import json
 import pytest
 
 from mwemt.errors import InputError, MwemtError
+from mwemt.records import AnnotatedSentence, Mwe, TestMwe
 from mwemt.testsets.aligned import ReferenceFilters, SpanRules, aligned_reference, filter_reason
 from mwemt.testsets.mwe_table import MweTranslationTable, TableEntry, mwe_key, read_dictionary, type_key
-from mwemt.records import AnnotatedSentence, Mwe, TestMwe
 
 
 def _sent(text: str, mwes: list[tuple[tuple[int, ...], str]]) -> AnnotatedSentence:
@@ -190,8 +190,8 @@ def test_build_with_a_table_completes_spans_and_attaches_alternatives():
 
 
 def test_report_counts_alternatives():
-    from mwemt.testsets.report import describe_testset, render_markdown
     from mwemt.records import TestItem
+    from mwemt.testsets.report import describe_testset, render_markdown
 
     items = [TestItem("1", "keep in touch", "restiamo in contatto",
                       [TestMwe((0, 1, 2), "keep in touch", "restiamo in contatto", alternatives=("sentirsi", "x y"))]),

@@ -16,9 +16,9 @@ import pytest
 from mwemt.cli import main
 from mwemt.experiments.config import load_config
 from mwemt.formats import write_testset
-from mwemt.testsets.mwe_table import MweTranslationTable, TableEntry
 from mwemt.records import TestItem, TestMwe
 from mwemt.schema import ConfigError
+from mwemt.testsets.mwe_table import MweTranslationTable, TableEntry
 from tests.conftest import FIXTURES
 
 # ---------------------------------------------------------------- 4: one meaning per column

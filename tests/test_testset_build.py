@@ -9,13 +9,13 @@ import pytest
 
 from mwemt.cli import main
 from mwemt.formats import read_testset
+from mwemt.records import AnnotatedSentence, Mwe
 from mwemt.testsets.aligned import (
     ReferenceFilters,
     aligned_reference,
     build_aligned_testset,
     filter_reason,
 )
-from mwemt.records import AnnotatedSentence, Mwe
 
 
 def test_unlinked_words_inside_the_span_join_the_translation():

@@ -10,6 +10,7 @@ import pytest
 from mwemt.cli import main
 from mwemt.errors import InputError
 from mwemt.formats import read_testset, write_testset
+from mwemt.records import TestItem, TestMwe
 from mwemt.testsets.report import describe_testset, render_markdown
 from mwemt.testsets.select import (
     PartRule,
@@ -20,7 +21,6 @@ from mwemt.testsets.select import (
     select_testset,
     with_scores,
 )
-from mwemt.records import TestItem, TestMwe
 
 
 def _item(k: int, source: str, *names: str) -> TestItem:

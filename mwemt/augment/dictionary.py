@@ -45,9 +45,9 @@ from mwemt.augment.corpus import check_new_prefix, corpus_path, read_corpus, wri
 from mwemt.augment.ratio import Choice, achieved_ratio, check_ratio, choose, requested_pairs
 from mwemt.errors import MwemtError
 from mwemt.preprocess.lemmatize import Lemmatizer, get_lemmatizer
-from mwemt.testsets.mwe_table import read_dictionary
 from mwemt.preprocess.tokenize import detokenize, tokenize
 from mwemt.provenance import manifest, write_json
+from mwemt.testsets.mwe_table import read_dictionary
 
 DICT_FORMATS = ("auto", "bilingual", "wn-aligned")
 OUTPUT_FORMS = ("dictionary", "lemmas")

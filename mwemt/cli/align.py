@@ -156,8 +156,8 @@ def check_input_lengths(args: argparse.Namespace, src_lines: list[str], tgt_line
 
 def run(args: argparse.Namespace) -> int:
     from mwemt.fileio import write_lines
-    from mwemt.testsets.align import align_directional, format_pharaoh, signature, tokenize_side
     from mwemt.provenance import manifest, write_json
+    from mwemt.testsets.align import align_directional, format_pharaoh, signature, tokenize_side
 
     src_lines, tgt_lines, _ = read_input_pairs(args)
     check_input_lengths(args, src_lines, tgt_lines)

@@ -145,8 +145,8 @@ def _run_table(args: argparse.Namespace) -> int:
 
     from mwemt.cli.align import aligner_settings, extra_inputs, read_extra_args
     from mwemt.errors import MwemtError
-    from mwemt.testsets.mwe_table import MweTranslationTable, build_table, read_dictionary
     from mwemt.provenance import file_record, manifest, write_json
+    from mwemt.testsets.mwe_table import MweTranslationTable, build_table, read_dictionary
 
     started = time.perf_counter()
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
@@ -303,9 +303,9 @@ def _run_build(args: argparse.Namespace) -> int:
     from mwemt.cli.align import extra_inputs, read_extra_args
     from mwemt.fileio import atomic_write, read_lines
     from mwemt.formats import read_compositionality, write_testset
+    from mwemt.provenance import manifest, write_json
     from mwemt.testsets.build import build_testset
     from mwemt.testsets.report import render_markdown
-    from mwemt.provenance import manifest, write_json
 
     started = time.perf_counter()
     cache, config = _build_config(args)
@@ -361,8 +361,8 @@ def _run_from_ted(args: argparse.Namespace) -> int:
     from mwemt.errors import MwemtError
     from mwemt.fileio import read_lines
     from mwemt.formats import write_testset
-    from mwemt.testsets.testset import build_ted_testset, read_ted_pairs
     from mwemt.provenance import manifest, write_json
+    from mwemt.testsets.testset import build_ted_testset, read_ted_pairs
 
     if args.all_sentences and not (args.ted_source and args.ted_reference):
         raise MwemtError("--all-sentences needs --ted-source and --ted-reference")

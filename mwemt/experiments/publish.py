@@ -46,8 +46,8 @@ from mwemt.evaluate.registry import metric_class
 from mwemt.experiments.results import recorded_path
 from mwemt.fileio import read_lines, refuse_unwritable, sha256_file, write_lines, write_text
 from mwemt.formats import read_testset
-from mwemt.testsets.mwe_table import mwe_key, type_key
 from mwemt.provenance import write_json
+from mwemt.testsets.mwe_table import mwe_key, type_key
 
 RESULT_FILES = ("results.md", "results.json", "results.csv", "results.png")
 

@@ -184,7 +184,7 @@ def _run_score(out: Path, argv: list[str], output: Path) -> dict:
 
     k = argv.index("-o") + 1
     cmd = [sys.executable, "-m", "mwemt", *argv[1:k], str(output), *argv[k + 1:]]
-    done = subprocess.run(cmd, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
     if done.returncode != 0:
         raise MwemtError(f"rescoring {out} failed ({' '.join(argv[:3])} ... exit {done.returncode}):\n"
                          f"{done.stderr.strip()[-2000:]}")

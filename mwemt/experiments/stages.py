@@ -19,13 +19,13 @@ from mwemt.experiments.config import BacktranslationOptions, DictionaryOptions, 
 from mwemt.fileio import iter_parallel, read_lines, write_lines
 from mwemt.nmt.config import PrepareConfig
 from mwemt.nmt.train import FairseqJob
-from mwemt.testsets.aligned import SpanRules
 from mwemt.preprocess.annotate import FACTOR_NAMES, AnnotatorConfig, PreprocessConfig
 from mwemt.preprocess.hints import HintConfig, is_hint_encoding
 from mwemt.preprocess.subword import SubwordConfig
 from mwemt.provenance import portable_path, write_json
 from mwemt.sampling import nested_sample_indices, sample_indices
 from mwemt.schema import to_plain
+from mwemt.testsets.aligned import SpanRules
 
 # ---------------------------------------------------------------- data
 
@@ -157,8 +157,8 @@ def build_testset_stage(ctx, c: TestBuildSection, lowercase: bool):
     """The items of a ``tests.NAME.build`` test: `mwemt testset build` on the test pairs, selected
     against the training pairs; writes README.md (the test's report) and build.json."""
     from mwemt.formats import read_compositionality
-    from mwemt.testsets.align import AlignConfig, default_cache_dir, tokenize_side
     from mwemt.preprocess.annotate import build_annotator
+    from mwemt.testsets.align import AlignConfig, default_cache_dir, tokenize_side
     from mwemt.testsets.build import TestsetBuildConfig, build_testset
     from mwemt.testsets.report import render_markdown
     from mwemt.testsets.select import SelectionConfig
@@ -379,8 +379,8 @@ class MweTableSection:
 def mwe_table_stage(ctx) -> dict:
     """Annotate the training sources with the lexicon, align the pairs (eflomal, its cache), build
     the table from the alignment (`MweTranslationTable.build_from_alignment`) and add the dictionary."""
-    from mwemt.testsets.align import AlignConfig, align, default_cache_dir, tokenize_side
     from mwemt.preprocess.annotate import build_annotator
+    from mwemt.testsets.align import AlignConfig, align, default_cache_dir, tokenize_side
     from mwemt.testsets.mwe_table import MweTranslationTable, read_dictionary
 
     c: MweTableSection = ctx.config

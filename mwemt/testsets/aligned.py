@@ -39,9 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mwemt.errors import MwemtError
-from mwemt.testsets.align import Alignment, format_pharaoh
 from mwemt.preprocess.tokenize import detokenize
 from mwemt.records import AnnotatedSentence, TestItem, TestMwe
+from mwemt.testsets.align import Alignment, format_pharaoh
 
 GAP = "..."
 FILTERS = ("unaligned", "span_too_long", "scattered", "function_only")

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from mwemt.errors import MwemtError
+from mwemt.records import TestItem
 from mwemt.testsets.align import AlignConfig, align_directional, signature, tokenize_side
 from mwemt.testsets.aligned import BuildReport, ReferenceFilters, build_aligned_testset
 from mwemt.testsets.report import describe_testset
@@ -37,7 +38,6 @@ from mwemt.testsets.select import (
     type_key,
     with_scores,
 )
-from mwemt.records import TestItem
 
 Progress = Callable[[str], None]
 

@@ -13,8 +13,8 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from mwemt.testsets.select import mwe_type
 from mwemt.records import TestItem, TestMwe
+from mwemt.testsets.select import mwe_type
 
 FREQUENCY_BANDS = (("never", 0, 0), ("rarely (1-9)", 1, 9), ("often (10+)", 10, None))
 # Coarse categories: OEWN lexicographer files (verb.motion, adv.all, ...) by their part of speech,

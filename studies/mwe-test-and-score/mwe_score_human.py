@@ -41,10 +41,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats as sps
 
 from mwemt.evaluate.bootstrap import resample_indices
 from mwemt.evaluate.meta_eval import percentile_ci
+from mwemt.evaluate.mwe_agreement import auc, point_biserial  # noqa: E402 (one definition of each)
 from mwemt.evaluate.mwe_match import MweMatching, format_matching
 from mwemt.evaluate.mwe_precision import DEFAULT_WASTE, MwePrecisionScore
 from mwemt.evaluate.mwe_score import (
@@ -75,21 +75,6 @@ def read_final_rows(path: Path) -> tuple[list[dict], Counter]:
         else:
             kept.append({**asdict(row), "snt_id": str(row.snt_id), "label": 1 if verdict == "Y" else 0})
     return kept, skipped
-
-
-def auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """Mann-Whitney AUC: P(score of a positive > score of a negative), ties half."""
-    pos, neg = scores[labels == 1], scores[labels == 0]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    ranks = sps.rankdata(np.concatenate([pos, neg]))
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
-
-
-def point_biserial(scores: np.ndarray, labels: np.ndarray) -> float:
-    if np.ptp(scores) == 0 or np.ptp(labels) == 0:
-        return float("nan")
-    return float(sps.pointbiserialr(labels, scores)[0])
 
 
 def agreement(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray, n_boot: int, seed: int) -> dict:

@@ -116,8 +116,8 @@ def load_dictionary(path: PathLike, fmt: str = "auto", lang: str = "en", dict_si
     a lexicon for ``lang`` (so an entry meets a test MWE whatever the inflection of either)."""
     from mwemt.preprocess.lemmatize import get_lemmatizer
     from mwemt.preprocess.lexicon import Lexicon
-    from mwemt.testsets.mwe_table import read_dictionary
     from mwemt.records import LexiconEntry
+    from mwemt.testsets.mwe_table import read_dictionary
 
     sources = dict.fromkeys(s for s, _ in read_dictionary(path, fmt, dict_side, placeholders=True))
     return Lexicon((LexiconEntry(tuple(s.split())) for s in sources), get_lemmatizer("simplemma", lang),
