@@ -69,11 +69,25 @@ def compare(published: dict, rescored: dict[str, dict], same_seed: dict[str, dic
     return n, differ
 
 
+def _read_json(path: Path, what: str = ""):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path}{what}: not JSON ({exc})") from None
+
+
 def check(directory: Path) -> tuple[int, list[str]]:
     for name in ("results.json", "rescore.sh"):
         if not (directory / name).is_file():
             raise FileNotFoundError(f"{directory / name}: not found (expected a directory `mwemt run --publish` wrote)")
-    published = json.loads((directory / "results.json").read_text(encoding="utf-8"))
+    published = _read_json(directory / "results.json")
+    if not (isinstance(published, dict) and isinstance(published.get("columns"), list)
+            and isinstance(published.get("scores"), dict)
+            and all(isinstance(c, dict) and {"id", "test", "metric", "signature"} <= set(c) for c in published["columns"])
+            and all(isinstance(row, dict) and all(isinstance(row.get(c["id"]), dict) for c in published["columns"])
+                    for row in published["scores"].values())):
+        raise ValueError(f"{directory / 'results.json'}: not a results record (expected results.json as `mwemt run "
+                         "--publish` writes it: columns with id, test, metric and signature, and scores)")
     with tempfile.TemporaryDirectory(prefix="mwemt-check-rescore-") as tmp:
         # the copy sits deep enough in the scratch directory that the files rescore.sh names outside the
         # publication (../../../shared/...: shared data, never copied) can be linked at the same relative places
@@ -94,7 +108,9 @@ def check(directory: Path) -> tuple[int, list[str]]:
             raise RuntimeError(f"rescore.sh failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         rescored, same_seed = {}, {}
         for path in sorted((copy / "rescored").glob("*.json")):
-            obj = json.loads(path.read_text(encoding="utf-8"))
+            obj = _read_json(path, " (written by rescore.sh)")
+            if not isinstance(obj, dict) or not isinstance(obj.get("metrics"), dict):
+                raise ValueError(f"{path}: rescore.sh wrote no `mwemt score --json` output here")
             test, _, vs = path.stem.partition(".vs-")
             if vs:
                 same_seed.setdefault(test, {})[vs] = obj

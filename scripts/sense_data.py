@@ -91,5 +91,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _main() -> int:
+    from mwemt.errors import MwemtError
+
+    try:
+        return main()
+    except MwemtError as exc:   # bad input: the file, line and expectation, exit 2, no traceback
+        print(f"sense_data: {exc}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_main())

@@ -247,8 +247,12 @@ def _mqm_test(args: argparse.Namespace):
 
 def _mwe_test(args: argparse.Namespace) -> int:
     from mwemt.evaluate.mqm_mwe import write_judgements
+    from mwemt.fileio import check_output_paths
     from mwemt.provenance import manifest, write_json
 
+    out = Path(args.out)   # an input inside --out named like an output: refused before any work
+    check_output_paths({f"--out ({name})": out / name for name in ("testset.jsonl", "verdicts.tsv", "manifest.json")},
+                       {"--mqm": args.mqm, "--lexicon": args.lexicon})
     judgements = _mqm_test(args)
     paths = write_judgements(args.out, judgements)
     write_json(Path(args.out) / "manifest.json", manifest(
@@ -300,6 +304,12 @@ def _mwe_agreement(args: argparse.Namespace) -> int:
     from mwemt.fileio import atomic_write
     from mwemt.provenance import manifest, write_json
 
+    if not args.mqm:   # the MQM options judge the MQM rows only: refused without them, not ignored
+        given = [flag for flag, on in (("--lexicon", args.lexicon), ("--reference-system", args.reference_system),
+                                       ("--model", args.model), ("--lang", args.lang != "de")) if on]
+        if given:
+            raise MwemtError(f"{given[0]} is read only with --mqm (the EN->IT checks are judged by a model "
+                             f"cross-validated on them): give --mqm TSV --lexicon PATH, or drop {given[0]}")
     model = VerdictModel.read(args.model) if args.model else bundled_model()
     it, X_it, _ = _it_features(args)
     p_it = cross_validated_probabilities(X_it, it.labels(), it.groups())

@@ -54,7 +54,7 @@ examples:
       # the same, with extra parallel text for better alignment statistics (--align eflomal: eflomal
       # aligns each system's file as a whole, as before; not line-stable)
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align sys.align   # given links
-  mwemt score --hyp A=hyps/A.t.txt --align alignments/A.t.align.gz --hyp B=hyps/B.t.txt \
+  mwemt score --hyp A=hyps/A.t.txt --align alignments/A.t.align.gz --hyp B=hyps/B.t.txt \\
       --align alignments/B.t.align.gz --testset refs/t.jsonl --metrics mwe --lang it
       # a published run's links (rescore.sh): the run's MWE scores and signatures, bit for bit
   mwemt score --hyp sys.it --testset test.jsonl --metrics mwe --lang it --align none        # whole sentence
@@ -240,8 +240,6 @@ def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
         if not args.json or "mwe" not in metrics or not args.testset:
             raise MwemtError("--mwe-breakdown is written into --json output and breaks down the metric mwe of a "
                              "--testset: give --json, --testset and mwe in --metrics")
-        if not Path(args.mwe_breakdown).is_file():
-            raise InputError("not found", args.mwe_breakdown, expected="an mwe<TAB>score compositionality table")
     mode = align_mode(args)
     if args.mwe_alternatives != "none" and "mwe-alts" not in metrics:   # its own message: mwe is single-reference
         mwe_table_options(args, metrics)
@@ -263,7 +261,37 @@ def _check_arguments(args: argparse.Namespace, metrics: list[str]) -> None:
                          "(the default)")
     if args.samplers != _defaults().get("samplers") and mode != "eflomal":
         raise MwemtError("--samplers sets eflomal's samplers; it needs --align eflomal")
+    _aligner_settings_read(args, mode)
     mwe_table_options(args, metrics)   # --mwe-alternatives and its table, before any file is read
+
+
+def _aligner_settings_read(args: argparse.Namespace, mode: str) -> None:
+    """Refuse an aligner or table setting that nothing reads with these options, instead of ignoring it."""
+    defaults = _defaults()
+    if mode not in ("lex", "eflomal") or args.mwe_compat:
+        set_ = [flag for flag, on in (("--symmetrization", args.symmetrization != defaults.get("symmetrization")),
+                                      ("--cache", args.cache is not None), ("--no-cache", args.no_cache)) if on]
+        if set_:
+            why = (f"--mwe-compat {args.mwe_compat} aligns nothing" if args.mwe_compat
+                   else "--align none searches the whole hypothesis" if mode == "none"
+                   else "--align FILE gives the links")
+            raise MwemtError(f"{set_[0]} sets the aligner, which does not run here ({why}): drop {set_[0]}, or "
+                             "align with --align lex (the default) or eflomal")
+    if mode == "none" and args.mwe_window:
+        raise MwemtError(f"--mwe-window {args.mwe_window} widens the words aligned to an MWE; --align none aligns "
+                         "nothing and searches the whole hypothesis: drop --mwe-window (or give 0), or align")
+    if not (args.extra or args.extra_tsv):
+        for flag, on in (("--extra-max", args.extra_max is not None),
+                         ("--src-lang", args.src_lang != defaults.get("src_lang"))):
+            if on:
+                raise MwemtError(f"{flag} applies to the extra parallel text of the aligner: give --extra SRC TGT or "
+                                 f"--extra-tsv FILE, or drop {flag}")
+    if args.mwe_table_min_count != defaults.get("mwe_table_min_count") and not (args.mwe_table or args.terms):
+        raise MwemtError("--mwe-table-min-count filters the translations of a table: give --mwe-table (or --terms "
+                         "TABLE), or drop --mwe-table-min-count")
+    if getattr(args, "dictionary_format", "auto") != defaults.get("dictionary_format") and not args.dictionary:
+        raise MwemtError("--dictionary-format says how to read --dictionary: give --dictionary, or drop "
+                         "--dictionary-format")
 
 
 def add_mwe_table_arguments(p: argparse.ArgumentParser, mwe_group, dictionary: bool = True) -> None:
@@ -486,6 +514,9 @@ def run(args: argparse.Namespace) -> int:
     _check_arguments(args, metrics)
     if not args.verbose:
         logging.getLogger("sacrebleu").setLevel(logging.WARNING)
+    if args.mwe_breakdown and not Path(args.mwe_breakdown).is_file():   # before any work
+        raise InputError("is a directory, not a file" if Path(args.mwe_breakdown).is_dir() else "not found",
+                         args.mwe_breakdown, expected="an mwe<TAB>score compositionality table")
     alignments = args.align if align_mode(args) == "files" else None
     inputs = load_score_inputs(parse_systems(args.hyp), ref=args.ref, testset=args.testset, alignments=alignments,
                                lexicon=args.tesla_lexicon, compositionality=args.compositionality, lang=args.lang,

@@ -145,12 +145,14 @@ def run(args: argparse.Namespace) -> int:
     from mwemt.fileio import read_lines, write_lines
     from mwemt.nmt.modeldir import find_checkpoint, read_preprocess
     from mwemt.nmt.translate import Translator, check_source_lengths
+    from mwemt.processes import resolve_device
 
     source = "<stdin>" if args.input == "-" else args.input
     lines = read_lines(args.input)
     # everything that can be checked without the model is checked before it loads (seconds to minutes)
     check_source_lengths(lines, source)  # a line too long to decode
     options = constraint_options(args)   # inconsistent --constraint* options, a bad threshold or record
+    resolve_device(args.device)          # --device cuda on a machine without a GPU
     read_preprocess(args.model)          # a model directory that is none
     find_checkpoint(args.model, args.checkpoint)
     table = validation = None
@@ -233,6 +235,12 @@ def constraint_options(args: argparse.Namespace):
                          "on the validation split) or --constraint-threshold DROP|FILE, one of them")
     if args.constraint_tuning is not None and args.constraint_tune is None:
         raise MwemtError("--constraint-tuning writes what --constraint-tune found: give --constraint-tune too")
+    if args.constraint_senses is not None and args.constraint_ranking != "context":
+        raise MwemtError("--constraint-senses is read only by --constraint-ranking context: add it, or drop "
+                         "--constraint-senses")
+    if args.constraint_forms_file is not None and args.constraint_forms < 2:
+        raise MwemtError("--constraint-forms-file is read only with --constraint-forms N (N > 1 forms per candidate): "
+                         "add it, or drop --constraint-forms-file")
     threshold = None
     if args.constraint_threshold is not None:
         threshold = parse_threshold(args.constraint_threshold, "--constraint-threshold")

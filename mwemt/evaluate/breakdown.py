@@ -137,5 +137,12 @@ def run_breakdown(run, inputs, path, bootstrap) -> dict:
     if mwe is None or inputs.testset is None:
         raise MwemtError("the compositionality breakdown is of the MWE score: it needs the metric mwe and a --testset")
     table = CompositionalityTable.from_file(path)
+    known = sum(v is not None for v in sentence_compositionality(inputs.mwes, table.values))
+    if known < len(GROUPS):
+        from mwemt.errors import InputError
+
+        raise InputError(f"{known} sentence(s) of the test set have an MWE this table scores; tertiles need at least "
+                         f"{len(GROUPS)}", path, expected="an mwe<TAB>score table of the test set's source MWEs "
+                                                          "(their lemmas, e.g. `take part in`)")
     return compositionality_breakdown(mwe.metric, mwe.stats, run.systems, inputs.mwes, table.values,
                                       source=table.source, bootstrap=bootstrap)

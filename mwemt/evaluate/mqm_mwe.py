@@ -29,7 +29,11 @@ Steps (`mqm_judgements`):
      the words: the raters saw a problem there that is not clearly about the translation being wrong
      (``other_errors="exclude"``; ``"Y"`` counts them as Y);
    - left out when no system token is linked to the MWE (and no omission span covers it: then N), or
-     the aligner skipped the line: there are no words to judge.
+     the aligner skipped the line: there are no words to judge;
+   - left out when a rater marked an error of an ``error_categories`` kind with no span anywhere (no
+     ``<v>`` in the target or the source, e.g. a stray ``</v>``): it may be on the MWE's words, so the
+     line's MWEs are neither N nor Y by that error (an error of another kind without a span counts as
+     one over the words: left out, or Y with ``other_errors="Y"``).
 
    Every row left out is counted by reason (``counts["rows_left_out"]``). Spans are compared in
    non-whitespace character offsets (`mwemt.judgements.marked_spans`, `token_offsets`), so whitespace
@@ -47,7 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mwemt.errors import MwemtError
+from mwemt.errors import InputError, MwemtError
 from mwemt.evaluate.mwe_agreement import JudgedMwe, MweJudgements
 from mwemt.judgements import MqmRating
 
@@ -123,8 +127,11 @@ def verdict_of(errors: LineErrors, target_ranges: Sequence[tuple[int, int] | Non
                source_ranges: Sequence[tuple[int, int] | None], rules: MqmMweRules) -> tuple[str | None, str]:
     """("Y" | "N" | None, why) for one MWE: ``target_ranges`` are its linked tokens' character ranges in the
     line, ``source_ranges`` its source tokens'. None = left out, ``why`` says the reason."""
-    hit_error, hit_other = [], []
+    hit_error, hit_other, unplaced = [], [], []
     for category, src_spans, tgt_spans in errors.errors:
+        if not src_spans and not tgt_spans:   # marked nowhere: it may be on these words
+            (unplaced if rules.is_error(category) else hit_other).append(category)
+            continue
         on_words = bool(target_ranges) and overlaps(tgt_spans, target_ranges)
         omitted = overlaps(src_spans, source_ranges)
         if on_words or omitted:
@@ -133,6 +140,8 @@ def verdict_of(errors: LineErrors, target_ranges: Sequence[tuple[int, int] | Non
         return "N", "; ".join(sorted(set(hit_error)))
     if not any(target_ranges):
         return None, "no aligned words"
+    if unplaced:
+        return None, "an error without a marked span"
     if hit_other:
         if rules.other_errors == "Y":
             return "Y", "other errors only: " + "; ".join(sorted(set(hit_other)))
@@ -168,6 +177,9 @@ def mqm_judgements(path: str | Path, annotator, *, tgt_lang: str = "de", fmt: st
         raise MwemtError(f"{path}: no reference system to take the MWEs' reference translations from "
                          f"(systems: {', '.join(texts.systems)}); name it (reference_system, --reference-system)")
     systems = [s for s in texts.systems if s != ref_system]
+    if not systems:
+        raise InputError(f"only the reference system {ref_system!r} is rated: there is no system line to judge", path,
+                         expected="MQM rows of at least one system besides the reference")
     segments = [g for g in texts.ids if (ref_system, g) in texts.targets]
     progress(f"annotating {len(segments)} source segments")
     sentences = [annotator.annotate_text(texts.sources[g]) for g in segments]
@@ -220,6 +232,12 @@ def mqm_judgements(path: str | Path, annotator, *, tgt_lang: str = "de", fmt: st
                 words = " ".join(tokens[s][k][j] for j in linked)
                 rows.append(JudgedMwe(s, i, m, 1 if verdict == "Y" else 0, seg,
                                       note=f"{words}\t{why}"))
+    if not rows:
+        why = (f"{report.mwes_found} source MWE(s) of the lexicon found, {report.mwes_kept} with a reference "
+               f"translation; rows left out: {dict(left_out) or 'none'}")
+        raise InputError(f"no MWE could be judged ({why})", path,
+                         expected="source sentences with MWEs of --lexicon, and rated system lines with words aligned "
+                                  "to them")
     hyps = {s: [lines[s][k] for k in at] for s in systems}
     counts = {"segments": len(segments), "systems": len(systems), "reference_system": ref_system,
               "mwes_found": report.mwes_found, "mwes_with_reference": report.mwes_kept,

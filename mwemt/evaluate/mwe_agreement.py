@@ -173,6 +173,11 @@ def read_it_checks(path: str | Path) -> MweJudgements:
             k, m = where[r.line]
             rows.append(JudgedMwe("mt", k, m, 1 if verdict == "Y" else 0, str(r.snt_id),
                                   ("ref_check=Y",) if r.ref_check.strip().upper() == "Y" else ()))
+    if not rows:
+        from mwemt.errors import InputError
+
+        raise InputError(f"no FINAL row with a Y/N verdict and a reference MWE (left out: {dict(skipped)})", path,
+                         expected="FINAL rows whose mt_check is Y or N and whose mwe_ref_it is not empty")
     hyps = {"mt": [it.meta["mt_it"] for it in items]}
     counts = {"rows_left_out": dict(skipped), "rows_not_located_in_source": sum(
         1 for r in rows if not items[r.item].mwes[r.mwe].indices)}

@@ -60,7 +60,11 @@ def add_bleu_parts(directory: Path, results: dict) -> int:
             if row.get("score") is None:
                 continue
             path = directory / hypothesis_copy(system, test)
-            score = metric.corpus_score(read_lines(path), refs)
+            hyps = read_lines(path)
+            if len(hyps) != len(refs):
+                raise InputError(f"{len(hyps)} lines for {len(refs)} reference lines of {directory / reference_copy(test)}",
+                                 path, expected="one hypothesis per reference line")
+            score = metric.corpus_score(hyps, refs)
             if abs(score.score - row["score"]) > SCORE_TOLERANCE:
                 raise MwemtError(f"{path}: BLEU recomputed from the published files is {score.score:.6f}, "
                                  f"results.json has {row['score']:.6f} for {system} on {test}; nothing written")
@@ -91,24 +95,68 @@ def _publish_source(src: Path, dst: Path) -> None:
     os.replace(tmp, dst)
 
 
-def rewrite_published(directory: str | Path, *, sources: dict[str, str | Path] | None = None,
-                      plot: bool = True) -> dict[str, Path]:
-    """Rewrite the results files of the published ``directory`` (see the module's docstring); ``sources``: test
-    -> its source text (one line per reference line), published as refs/TEST.src.txt.gz. Returns the paths
-    written."""
-    out = Path(directory)
-    record = out / "results.json"
+RESULTS_EXPECTED = ('results.json as `mwemt run --publish` writes it: {"systems": [NAME, ...], "columns": [{"id", "test", '
+                    '"metric", "signature"}, ...], "scores": {SYSTEM: {COLUMN: {...}}}, ...}')
+
+
+def read_results(record: Path) -> dict:
+    """A publication's results.json, its shape checked (an `InputError` naming the file otherwise)."""
     if not record.is_file():
         raise InputError("not found", record, expected="a directory `mwemt run --publish` wrote (with results.json)")
     try:
         results = json.loads(record.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise InputError(f"not JSON ({exc})", record) from None
-    sources = {k: Path(v) for k, v in (sources or {}).items()}
-    tests = list(dict.fromkeys(c["test"] for c in results["columns"]))
+    ok = (isinstance(results, dict) and isinstance(results.get("systems"), list)
+          and isinstance(results.get("columns"), list) and isinstance(results.get("scores"), dict)
+          and all(isinstance(c, dict) and {"id", "test", "metric", "signature"} <= set(c) for c in results["columns"]))
+    if not ok:
+        raise InputError("not a results record", record, expected=RESULTS_EXPECTED)
+    missing = [(s, c["id"]) for s in results["systems"] for c in results["columns"]
+               if not isinstance(results["scores"].get(s), dict) or c["id"] not in results["scores"][s]]
+    if missing:
+        raise InputError(f"no score of {missing[0][0]} in column {missing[0][1]} ({len(missing)} missing)", record,
+                         expected=RESULTS_EXPECTED)
+    return results
+
+
+def read_manifest(path: Path) -> dict:
+    """publish.json, checked to be an object whose ``files`` (if any) is an object."""
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(f"not JSON ({exc})", path) from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files", {}), dict):
+        raise InputError("not a publication manifest", path, expected='{"files": {PATH: SHA256, ...}, "rescore": ...}')
+    return manifest
+
+
+def check_sources(out: Path, tests: list[str], sources: dict[str, Path]) -> None:
+    """Before anything is written: every --source names a test of results.json, and has one line per reference
+    line of that test."""
     unknown = sorted(set(sources) - set(tests))
     if unknown:
         raise MwemtError(f"--source for {', '.join(unknown)}: results.json has the tests {', '.join(tests)}")
+    for test, path in sources.items():
+        refs_path = out / reference_copy(test)
+        n_src, n_ref = len(read_lines(path)), len(read_lines(refs_path))
+        if n_src != n_ref:
+            raise InputError(f"{n_src} source lines for {n_ref} reference lines of {refs_path}", path,
+                             expected="the source text of this test, one line per reference line")
+
+
+def rewrite_published(directory: str | Path, *, sources: dict[str, str | Path] | None = None,
+                      plot: bool = True) -> dict[str, Path]:
+    """Rewrite the results files of the published ``directory`` (see the module's docstring); ``sources``: test
+    -> its source text (one line per reference line), published as refs/TEST.src.txt.gz. Returns the paths
+    written."""
+    out = Path(directory)
+    results = read_results(out / "results.json")
+    manifest_path = out / "publish.json"
+    manifest = read_manifest(manifest_path) if manifest_path.is_file() else None   # checked before any write
+    sources = {k: Path(v) for k, v in (sources or {}).items()}
+    tests = list(dict.fromkeys(c["test"] for c in results["columns"]))
+    check_sources(out, tests, sources)
     add_bleu_parts(out, results)
     degenerate = {}
     for test in tests:
@@ -133,9 +181,7 @@ def rewrite_published(directory: str | Path, *, sources: dict[str, str | Path] |
         _publish_source(path, out / source_copy(test))
         written_sources.append(source_copy(test))
     paths = write_results(out, results, plot=plot)
-    manifest_path = out / "publish.json"
-    if manifest_path.is_file():
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    if manifest is not None:
         files = manifest.setdefault("files", {})
         for rel in [*RESULT_FILES, *written_sources]:
             if (out / rel).is_file() and (rel in files or rel in written_sources):
@@ -215,13 +261,22 @@ def rescore_published(directory: str | Path, *, add_metrics: tuple[str, ...] = (
     for path in (manifest_path, record):
         if not path.is_file():
             raise InputError("not found", path, expected="a directory `mwemt run --publish` wrote")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        old = json.loads(record.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise InputError(f"not JSON ({exc})", out) from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("rescore"), dict):
+    manifest, old = read_manifest(manifest_path), read_results(record)
+    if not isinstance(manifest.get("rescore"), dict):
         raise InputError("no rescore commands", manifest_path, expected='{"rescore": {TEST: [ARGV...]}, ...}')
+    argvs = [(t, a) for t, a in manifest["rescore"].items()]
+    argvs += [(f"{t} (against {b})", a) for t, per in (manifest.get("rescore_same_seed") or {}).items()
+              for b, a in (per.items() if isinstance(per, dict) else [("?", None)])]
+    for test, argv in argvs:
+        if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and argv[:2] == ["mwemt", "score"]
+                and {"--metrics", "-o", "--json"} <= set(argv) and argv.index("--metrics") + 1 < len(argv)
+                and argv.index("-o") + 1 < len(argv)):
+            raise InputError(f"the rescore command of {test} is not a `mwemt score ... --metrics M --json -o FILE` "
+                             "argument list", manifest_path, expected='{"rescore": {TEST: ["mwemt", "score", ...]}}')
+    # --source is checked before anything is scored or written: rescoring rewrites results.json and removes the
+    # published alignments, so a late refusal would leave the publication half rewritten
+    check_sources(out, list(dict.fromkeys(c["test"] for c in old["columns"])),
+                  {k: Path(v) for k, v in (sources or {}).items()})
     roles = {}
     for c in old["columns"]:
         if c["metric"] == "bleu" or c["test"] not in roles:

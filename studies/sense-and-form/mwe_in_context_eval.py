@@ -19,7 +19,7 @@ Data:
   kept / items kept. Without labels every test MWE counts as true (recall only);
 - DiMSUM test and PARSEME EN held-out (sentence k with k % 5 == 0; verbal matches only, as PARSEME
   annotates verbal MWEs only): predictions after overlap resolution against the gold MWEs, as
-  scripts/identify_context_eval.py scores them (exact precision, lenient precision, recall).
+  studies/identification/identify_context_eval.py scores them (exact precision, lenient precision, recall).
 
     python studies/sense-and-form/mwe_in_context_eval.py --table runs/issue42/data/table.jsonl \\
         --test results/cpu-science-2-ladder/60000/refs/tatoeba-mwe.jsonl --labels studies/sense-and-form/mwe-test-labels.tsv
