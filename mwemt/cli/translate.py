@@ -28,9 +28,9 @@ examples:
   mwemt translate --model runs/baseline/model -i test.en -o test.hyp.it --constraints mwe-table.jsonl
   # judged constraints: only MWEs in context the plain output missed, the model picks the candidate, and a
   # constrained output is kept only within the score drop tuned on the VALIDATION split (never a test set)
-  mwemt translate --model runs/baseline/model -i valid.en -o /dev/null --constraints mwe-table.jsonl \
+  mwemt translate --model runs/baseline/model -i valid.en -o /dev/null --constraints mwe-table.jsonl \\
       --constraint-mode judged --constraint-tune valid.en valid.it --constraint-tuning threshold.json
-  mwemt translate --model runs/baseline/model -i test.en -o test.hyp.it --constraints mwe-table.jsonl \
+  mwemt translate --model runs/baseline/model -i test.en -o test.hyp.it --constraints mwe-table.jsonl \\
       --constraint-mode judged --constraint-threshold threshold.json
 
 The source is tokenized, lemmatized and MWE-annotated exactly as the training data was (the
