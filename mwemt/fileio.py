@@ -585,8 +585,16 @@ def write_lines(path: str | Path, lines: Iterable[str]) -> int:
 
 
 def write_text(path: str | Path, text: str) -> None:
-    with atomic_write(path) as fh:
-        fh.write(text)
+    """Atomically write ``text``; a path ending in .gz is written gzip-compressed, the same bytes every time
+    (no timestamp in the header)."""
+    if str(path).endswith(".gz"):
+        import gzip
+
+        with atomic_write(path, "wb") as fh:
+            fh.write(gzip.compress(text.encode("utf-8"), mtime=0))
+    else:
+        with atomic_write(path) as fh:
+            fh.write(text)
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:

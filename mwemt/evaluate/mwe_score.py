@@ -358,6 +358,21 @@ class SentenceMweScores:
 STATS_COLUMNS = ("mwe_sum", "mwes", "sentence_mean", "sentences")
 
 
+def alignment_signature(settings: MweAlignSettings, stats=None) -> str:
+    """The ``align`` value of an MWE metric's signature: the aligner the statistics ``stats`` were aligned with
+    (``info["aligned"]``, ``info["alignment"]``), else the one ``settings`` would use, with the window."""
+    aligned = "none" if stats is None else stats.info.get("aligned", "none")
+    if aligned in ALIGNERS:
+        align = stats.info.get("alignment") or settings.describe()
+    elif stats is None and settings.mode in ALIGNERS:
+        align = settings.describe()
+    else:
+        align = str(aligned)
+    if align != "none" and settings.window:
+        align += f",win{settings.window}"
+    return align
+
+
 @register_metric("mwe")
 class MweScore(RatioMetric):
     """The MWE translation score (see the module docstring for the details).
@@ -686,15 +701,7 @@ class MweScore(RatioMetric):
                 "compat": self.compat, "tok": "ascii-punct-to-space", "case": "hyp-lc", "avg": "mwe",
                 "nan": "skip", "align": "none", "dist": "levenshtein-char", "cap": "len"})
         tok = "none" if self.pretokenized else f"moses-{self.lang}"
-        aligned = "none" if stats is None else stats.info.get("aligned", "none")
-        if aligned in ALIGNERS:
-            align = stats.info.get("alignment") or self.align.describe()
-        elif stats is None and self.align.mode in ALIGNERS:
-            align = self.align.describe()
-        else:
-            align = str(aligned)
-        if align != "none" and self.align.window:
-            align += f",win{self.align.window}"
+        align = alignment_signature(self.align, stats)
         fields: dict[str, object] = {
             "tok": f"{tok}+apos", "punct": "drop", "case": "mixed" if self.case_sensitive else "lc",
             "avg": self.average, "align": align,

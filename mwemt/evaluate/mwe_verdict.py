@@ -72,7 +72,7 @@ import numpy as np
 from mwemt.errors import InputError, MwemtError
 from mwemt.evaluate.base import REFERENCE_MWES, RatioMetric, SentenceStats, Signature
 from mwemt.evaluate.mwe_precision import MwePrecisionScore
-from mwemt.evaluate.mwe_score import ALIGNERS, AlignmentError, MweAlignSettings, MweScore
+from mwemt.evaluate.mwe_score import ALIGNERS, AlignmentError, MweAlignSettings, MweScore, alignment_signature
 from mwemt.evaluate.registry import MetricOptions, register_metric
 from mwemt.records import TestMwe
 
@@ -462,15 +462,7 @@ class MweVerdict(RatioMetric):
         return {"mwes": int(t[1]), "mwes_above_half": int((np.asarray(p) > 0.5).sum())}
 
     def signature(self, stats: SentenceStats | None = None) -> Signature:
-        aligned = "none" if stats is None else stats.info.get("aligned", "none")
-        if aligned in ALIGNERS:
-            align = stats.info.get("alignment") or self.align.describe()
-        elif stats is None and self.align.mode in ALIGNERS:
-            align = self.align.describe()
-        else:
-            align = str(aligned)
-        if align != "none" and self.align.window:
-            align += f",win{self.align.window}"
+        align = alignment_signature(self.align, stats)
         fields: dict[str, object] = {
             "model": f"{self.model.name}@{self.model.fingerprint()}", "avg": "mwe-prob",
             "tok": f"{'none' if self.pretokenized else 'moses-' + self.lang}+apos", "align": align,

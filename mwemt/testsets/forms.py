@@ -23,7 +23,6 @@ API::
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from collections import Counter
@@ -127,20 +126,14 @@ class FormIndex:
 
     # -- files
     def write(self, path: str | Path) -> None:
-        from mwemt.fileio import atomic_write
+        from mwemt.fileio import write_text
 
         rows = [{"format": FORMS_FORMAT, "version": FORMS_VERSION, "signature": self.signature(),
                  "provenance": self.provenance}]
         rows += [{"lemmas": list(k), "forms": [{"tokens": list(f), "count": n}
                                                for f, n in sorted(v.items(), key=lambda fn: (-fn[1], fn[0]))]}
                  for k, v in sorted(self.forms.items())]
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-        if str(path).endswith(".gz"):
-            with atomic_write(path, "wb") as fh:
-                fh.write(gzip.compress(text.encode("utf-8"), mtime=0))
-        else:
-            with atomic_write(path) as fh:
-                fh.write(text)
+        write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
     @classmethod
     def read(cls, path: str | Path, *, lemmatizer=None) -> FormIndex:

@@ -42,7 +42,6 @@ API::
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from collections import Counter
@@ -251,7 +250,7 @@ class SenseContexts:
     # -- files
     def write(self, path: str | Path) -> None:
         """JSONL (gzip-compressed when ``path`` ends in .gz), header first, written atomically."""
-        from mwemt.fileio import atomic_write
+        from mwemt.fileio import write_text
 
         rows = [{"format": SENSES_FORMAT, "version": SENSES_VERSION, "signature": self.signature(),
                  "documents": self.documents, "weights": asdict(self.weights), "provenance": self.provenance,
@@ -275,13 +274,7 @@ class SenseContexts:
                 sense = by_id[sid]
                 rows.append({"sense": sid, "keys": keys_of[sid], "english": list(sense.english),
                              "target": [list(t) for t in sense.target], "gloss": sense.gloss})
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-        if str(path).endswith(".gz"):
-            with atomic_write(path, "wb") as fh:
-                fh.write(gzip.compress(text.encode("utf-8"), mtime=0))
-        else:
-            with atomic_write(path) as fh:
-                fh.write(text)
+        write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
     @classmethod
     def read(cls, path: str | Path) -> SenseContexts:
