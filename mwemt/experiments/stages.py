@@ -376,25 +376,32 @@ class MweTableSection:
     samplers: int = 3
 
 
-def mwe_table_stage(ctx) -> dict:
-    """Annotate the training sources with the lexicon, align the pairs (eflomal, its cache), build
-    the table from the alignment (`MweTranslationTable.build_from_alignment`) and add the dictionary."""
+def _aligned_training_pairs(c, inputs):
+    """The training pairs with text on both sides, annotated with the lexicon and aligned (eflomal, its cache): what
+    the mwe_table and sense-data stages read. Returns (annotator, annotated sources, target tokens, links)."""
     from mwemt.preprocess.annotate import build_annotator
     from mwemt.testsets.align import AlignConfig, align, default_cache_dir, tokenize_side
-    from mwemt.testsets.mwe_table import MweTranslationTable, read_dictionary
 
-    c: MweTableSection = ctx.config
-    annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side,
-                                                  ctx.inputs))
-    pairs = [(s, t) for s, t in iter_parallel(ctx.inputs["train_src"], ctx.inputs["train_tgt"], allow_empty=True)
+    annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side, inputs))
+    pairs = [(s, t) for s, t in iter_parallel(inputs["train_src"], inputs["train_tgt"], allow_empty=True)
              if s.strip() and t.strip()]
     sentences = [annotator.annotate_text(s) for s, _ in pairs]
     tgt = tokenize_side([t for _, t in pairs], c.tgt_lang, c.preprocess.pretokenized)
     links = align([s.tokens for s in sentences], tgt, config=AlignConfig(samplers=c.samplers),
                   cache_dir=default_cache_dir())
+    return annotator, sentences, tgt, links
+
+
+def mwe_table_stage(ctx) -> dict:
+    """Annotate the training sources with the lexicon, align the pairs (eflomal, its cache), build
+    the table from the alignment (`MweTranslationTable.build_from_alignment`) and add the dictionary."""
+    from mwemt.testsets.mwe_table import MweTranslationTable, read_dictionary
+
+    c: MweTableSection = ctx.config
+    annotator, sentences, tgt, links = _aligned_training_pairs(c, ctx.inputs)
     table, counts = MweTranslationTable.build_from_alignment(
         sentences, tgt, links, provenance={"built_by": "mwemt run (mwe_table stage)", "annotator": annotator.signature,
-                                           "pairs": len(pairs), "config": to_plain(c)})
+                                           "pairs": len(sentences), "config": to_plain(c)})
     n_dict = 0
     if "dictionary" in ctx.inputs:
         n_dict = table.add_dictionary(read_dictionary(ctx.inputs["dictionary"], c.dictionary_format), lang=c.tgt_lang)
@@ -417,23 +424,14 @@ def sense_data_stage(ctx) -> dict:
     source context of every counted occurrence (`SenseContextBuilder`, weights tuned on the training pairs),
     and the training target's forms of the ``table`` input's translations (`FormIndex`). Reads the training
     pairs, the lexicon, the dictionary and the table; never a test set."""
-    from mwemt.preprocess.annotate import build_annotator
     from mwemt.preprocess.lemmatize import get_lemmatizer
-    from mwemt.testsets.align import AlignConfig, align, default_cache_dir, tokenize_side
     from mwemt.testsets.forms import FormIndex
     from mwemt.testsets.mwe_table import MweTranslationTable
     from mwemt.testsets.senses import DictionarySenses, SenseContextBuilder
 
     c: SenseDataSection = ctx.config
     table = MweTranslationTable.read(ctx.inputs["table"])
-    annotator = build_annotator(lexicon_annotator(c.preprocess, c.src_lang, c.lexicon_format, c.lexicon_side,
-                                                  ctx.inputs))
-    pairs = [(s, t) for s, t in iter_parallel(ctx.inputs["train_src"], ctx.inputs["train_tgt"], allow_empty=True)
-             if s.strip() and t.strip()]
-    sentences = [annotator.annotate_text(s) for s, _ in pairs]
-    tgt = tokenize_side([t for _, t in pairs], c.tgt_lang, c.preprocess.pretokenized)
-    links = align([s.tokens for s in sentences], tgt, config=AlignConfig(samplers=c.samplers),
-                  cache_dir=default_cache_dir())
+    annotator, sentences, tgt, links = _aligned_training_pairs(c, ctx.inputs)
     builder = SenseContextBuilder([s.lemmas for s in sentences])
     recount, _ = MweTranslationTable.build_from_alignment(sentences, tgt, links, observe=builder.observe)
     lem_t = get_lemmatizer("simplemma", c.tgt_lang)
@@ -442,7 +440,7 @@ def sense_data_stage(ctx) -> dict:
               if "dictionary" in ctx.inputs else None)
     contexts = builder.build(tgt_lemmas, senses, target_lemmatizer=lem_t,
                              provenance={"table": table.signature(), "recounted": recount.signature(),
-                                         "pairs": len(pairs)})
+                                         "pairs": len(sentences)})
     contexts.write(ctx.out / "senses.jsonl.gz")
     forms = FormIndex.build(table, tgt, tgt_lemmas, lemmatizer=lem_t, provenance={"table": table.signature()})
     forms.write(ctx.out / "forms.jsonl.gz")
