@@ -82,6 +82,7 @@ class Check:
 
     def note(self, name: str, ok: bool, wall: float, detail: str) -> None:
         self.rows.append((name, "PASS" if ok else "FAIL", wall, detail))
+        print(f"--- {name}\n    {'PASS' if ok else 'FAIL'} in {wall:.1f} s {detail}", flush=True)
 
     def report(self) -> bool:
         print("\nstep                              result   wall s  detail")
@@ -127,10 +128,18 @@ def decode_speed(check: Check, model: Path, device: str, precision: str) -> floa
     return wps
 
 
-def paper_big_epoch(check: Check, out: Path, device: str) -> None:
+def epoch_loss(summary: dict) -> float | None:
+    """The last validation loss of a train stage's summary. Not ``summary["best"]``: a config that stops on
+    BLEU (paper-big does) keeps the best row's valid_bleu there, not its loss."""
+    return next((v["valid_loss"] for v in reversed(summary.get("validations") or [])
+                 if v.get("valid_loss") is not None), None)
+
+
+def paper_big_epoch(check: Check, out: Path, device: str, chosen: list[str] | None = None) -> None:
     """One epoch of paper-big's baseline per training precision (fairseq's own --fp16 through extra_args)."""
     variants = {"fp32": ["train.precision=fp32"], "bf16": ["train.precision=bf16"],
                 "fp16": ["train.precision=fp32", "train.extra_args=[--fp16]"]}
+    variants = {k: v for k, v in variants.items() if chosen is None or k in chosen}
     run_dir = out / "paper-big"
     losses: dict[str, float] = {}
     for name, sets in variants.items():
@@ -140,11 +149,41 @@ def paper_big_epoch(check: Check, out: Path, device: str) -> None:
         summary = stage_output(run_dir, "train", "baseline", "summary") if ok else None
         if summary is not None:
             t = json.loads(summary.read_text(encoding="utf-8"))
-            losses[name] = t["best"]["valid_loss"]
-            detail = f"{t['wall_seconds']:.0f} s training, valid loss {losses[name]:.3f}"
+            loss = epoch_loss(t)
+            detail = f"{t['wall_seconds']:.0f} s training"
+            if loss is None:
+                check.rows[-1] = (*check.rows[-1][:3], detail + ", no validation loss in the log")
+                print(f"    {detail}, no validation loss in the log", flush=True)
+                continue
+            losses[name] = loss
+            detail += f", valid loss {loss:.3f}"
             if "fp32" in losses and name != "fp32":
                 detail += f" ({100 * (losses[name] / losses['fp32'] - 1):+.1f}% vs fp32)"
             check.rows[-1] = (*check.rows[-1][:3], detail)
+            print(f"    {detail}", flush=True)
+
+
+STEPS = ("demo", "decode", "paper-big")
+TRAIN_PRECISIONS = ("fp32", "bf16", "fp16")
+
+
+def _choices(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
+    chosen = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in chosen if p not in allowed]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of {what} ({', '.join(allowed)}), "
+                                         f"got {text!r}")
+    return list(dict.fromkeys(chosen))
+
+
+def steps(text: str) -> list[str]:
+    """--only: a comma-separated list of STEPS."""
+    return _choices(text, STEPS, "steps")
+
+
+def train_precisions(text: str) -> list[str]:
+    """--paper-big-precisions: a comma-separated list of TRAIN_PRECISIONS."""
+    return _choices(text, TRAIN_PRECISIONS, "training precisions")
 
 
 def precisions(text: str) -> list[str]:
@@ -177,7 +216,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paper-big", action="store_true", help="also one epoch of paper-big's baseline per precision")
     ap.add_argument("--precisions", default="fp32,bf16", type=precisions,
                     help="decoding precisions to time on --device (fp32, bf16, int8; int8 is CPU only)")
+    ap.add_argument("--only", type=steps, help="run only these steps: demo (the demo, the hints model and both "
+                    "translate checks), decode (needs the demo step or --decode-model), paper-big (with --paper-big)")
+    ap.add_argument("--decode-model", metavar="DIR", help="time decoding with this model directory (an "
+                    "`mwemt train` output) instead of the demo's baseline")
+    ap.add_argument("--paper-big-precisions", type=train_precisions, default=list(TRAIN_PRECISIONS),
+                    help="training precisions of the paper-big epochs (default: fp32,bf16,fp16)")
     args = ap.parse_args(argv)
+    if args.decode_model and not (Path(args.decode_model) / "checkpoints").is_dir():
+        ap.error(f"argument --decode-model: {args.decode_model} is not a model directory (no checkpoints/ in it)")
     if args.device == "cuda" and "int8" in args.precisions:
         ap.error("argument --precisions: int8 decoding runs on the CPU only: time it with --device cpu")
     info = torch_probe()
@@ -198,20 +245,27 @@ def main(argv: list[str] | None = None) -> int:
     small = SMALL if args.small else []
     demo_dir = out / "demo"
     device_set = [f"train.device={args.device}"]
-    check.run("demo", _mwemt("demo", "--run-dir", str(demo_dir), "-q", *_sets(device_set + small)),
-              expect=demo_dir / "results.md")
-    if check.run("hints model", _mwemt("run", "configs/demo.yaml", "--run-dir", str(demo_dir), "--systems",
-                                        "hints-gpu-check", "--no-plot", "-q", *_sets([HINTS, *device_set, *small]))):
-        baseline = stage_output(demo_dir, "train", "baseline", "model")
-        hints = stage_output(demo_dir, "train", "hints-gpu-check", "model")
-        table = stage_output(demo_dir, "mwe_table", "shared", "table")
-        test = str(DEMO / "test.en")
-        check.run("translate --constraints",
-                  _mwemt("translate", "-m", str(baseline), "-i", test, "-o", str(out / "constrained.it"), "-q",
-                         "--device", args.device, "--constraints", str(table)), expect=out / "constrained.it")
-        check.run("translate --hint-table",
-                  _mwemt("translate", "-m", str(hints), "-i", test, "-o", str(out / "hinted.it"), "-q",
-                         "--device", args.device, "--hint-table", str(table)), expect=out / "hinted.it")
+    chosen_steps = args.only or STEPS
+    baseline = Path(args.decode_model).absolute() if args.decode_model else None
+    if "demo" in chosen_steps:
+        check.run("demo", _mwemt("demo", "--run-dir", str(demo_dir), "-q", *_sets(device_set + small)),
+                  expect=demo_dir / "results.md")
+        if check.run("hints model", _mwemt("run", "configs/demo.yaml", "--run-dir", str(demo_dir), "--systems",
+                                            "hints-gpu-check", "--no-plot", "-q",
+                                            *_sets([HINTS, *device_set, *small]))):
+            baseline = baseline or stage_output(demo_dir, "train", "baseline", "model")
+            hints = stage_output(demo_dir, "train", "hints-gpu-check", "model")
+            table = stage_output(demo_dir, "mwe_table", "shared", "table")
+            test = str(DEMO / "test.en")
+            check.run("translate --constraints",
+                      _mwemt("translate", "-m", str(baseline), "-i", test, "-o", str(out / "constrained.it"), "-q",
+                             "--device", args.device, "--constraints", str(table)), expect=out / "constrained.it")
+            check.run("translate --hint-table",
+                      _mwemt("translate", "-m", str(hints), "-i", test, "-o", str(out / "hinted.it"), "-q",
+                             "--device", args.device, "--hint-table", str(table)), expect=out / "hinted.it")
+    if "decode" in chosen_steps and baseline is None:
+        check.note("decode speed", False, 0.0, "no model: run the demo step or give --decode-model DIR")
+    elif "decode" in chosen_steps:
         cpu = decode_speed(check, baseline, "cpu", "fp32")
         for precision in args.precisions:
             if args.device == "cpu" and precision == "fp32":
@@ -219,9 +273,10 @@ def main(argv: list[str] | None = None) -> int:
             wps = decode_speed(check, baseline, args.device, precision)
             if wps and cpu:
                 check.rows[-1] = (*check.rows[-1][:3], check.rows[-1][3] + f"; {wps / cpu:.1f}x cpu fp32")
-    if args.paper_big:
+                print(f"    {wps / cpu:.1f}x cpu fp32", flush=True)
+    if args.paper_big and "paper-big" in chosen_steps:
         if (ROOT.parent / "shared" / "data").is_dir():
-            paper_big_epoch(check, out, args.device)
+            paper_big_epoch(check, out, args.device, args.paper_big_precisions)
         else:
             check.note("paper-big epoch", False, 0.0, "needs ../shared/data next to the checkout")
     ok = check.report()
