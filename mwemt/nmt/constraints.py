@@ -517,6 +517,11 @@ class ForcedConstraints:
         return hyps, report
 
 
+# judged constraints decode the variants of one line (its candidates, its forms) in batches of this many: a fixed
+# number, so that no output depends on --batch-size
+VARIANT_BATCH = 32
+
+
 class JudgedConstraints:
     """Constraint mode ``judged`` (the module docstring): constrain only MWEs in context the first pass
     missed, let the model choose among the candidates, keep what costs at most the threshold."""
@@ -559,18 +564,19 @@ class JudgedConstraints:
                 if not done:
                     wanted += [(j, i, m, c) for c in m.candidates]
             judgements.append(j)
-        # the lines judged are decoded one at a time from here on, their first pass again too: a line's scores (and
-        # so its drops, its decision and the tuned threshold) never depend on --batch-size or on which lines share
-        # its batch (fairseq's constrained search ends a batch at its longest line's limit, and padding moves a
-        # batched score in its last digits)
+        # the lines judged are decoded apart from other lines from here on, their first pass again too (alone): a
+        # line's scores (and so its drops, its decision and the tuned threshold) never depend on --batch-size or on
+        # which lines share its batch (padding moves a batched score in its last digits); its constrained variants
+        # share a batch only with each other (one source, no padding; each variant ends at its own length limit)
         alone = {**decode, "batch_size": 1}
         judged = sorted({i for _, i, _, _ in wanted})
         if judged:
             again = tr.translate([lines[i] for i in judged], input_format=input_format, **alone)
             for n, i in enumerate(judged):
                 first[i], first_score[i] = again[n], tr.line_scores[n]
-        # every candidate of every missed MWE: one constrained decoding each
-        singles = self._decode(lines, [(i, ((m, c),)) for _, i, m, c in wanted], first_score, input_format, alone)
+        # every candidate of every missed MWE: one constrained decoding each, a line's candidates batched together
+        # (the same source: no padding, and each ends at its own limit), never with another line's
+        singles = self._decode(lines, [(i, ((m, c),)) for _, i, m, c in wanted], first_score, input_format, decode)
         best: dict[int, dict[str, tuple[Option, FoundMwe, Candidate]]] = {}
         for (j, i, m, c), opt in zip(wanted, singles):
             if opt is None:
@@ -580,7 +586,7 @@ class JudgedConstraints:
         # a line with several missed MWEs: once more with every MWE's winner
         several = [(i, tuple((m, c) for _, m, c in b.values())) for i, b in best.items() if len(b) > 1]
         combined = dict(zip([i for i, _ in several],
-                            self._decode(lines, several, first_score, input_format, alone)))
+                            self._decode(lines, several, first_score, input_format, decode)))
         by_line = {j.line - 1: j for j in judgements}
         for i, b in best.items():
             opts = [o for o, _, _ in b.values()] + ([combined[i]] if combined.get(i) is not None else [])
@@ -609,8 +615,10 @@ class JudgedConstraints:
         out: list[Option | None] = [None] * len(variants)
         if not ok:
             return out
+        # batches of one line's variants only, VARIANT_BATCH at a time whatever --batch-size says
         hyps = tr.translate([lines[variants[k][0]] for k in ok], input_format=input_format,
-                            constraints=[cons[k] for k in ok], constraint_order="unordered", **decode)
+                            constraints=[cons[k] for k in ok], constraint_order="unordered",
+                            batch_groups=[variants[k][0] for k in ok], **{**decode, "batch_size": VARIANT_BATCH})
         failed = set(tr.unconstrained_lines)
         for n, k in enumerate(ok):
             if n not in failed and n in tr.line_scores:

@@ -230,7 +230,7 @@ class Translator:
                   source_mwes: str = "identified", max_len_a: float = 1.2, max_len_b: int = 10,
                   progress: bool = False, source: str | None = None, hints=None,
                   constraints: Sequence[Sequence[Sequence[str]]] | None = None,
-                  constraint_order: str = "unordered") -> list[str]:
+                  constraint_order: str = "unordered", batch_groups: Sequence | None = None) -> list[str]:
         """Raw source lines -> detokenized target lines (an empty line gives an empty line).
 
         ``sampling=True`` samples one output per line (``topk`` > 0 restricts to the k most
@@ -241,13 +241,16 @@ class Translator:
         target phrases (each a sequence of target Moses tokens) that fairseq's lexically constrained
         beam search must put in that line's output (`table_constraints` makes them from an MWE
         translation table), ``unordered`` or in the given order (``constraint_order="ordered"``).
+        ``batch_groups``: per line, a key; only lines with the same key share a batch (judged constraints
+        decode the variants of one source line together, so a line's outputs depend on that line alone).
         """
         out = ["" for _ in lines]
         for idx, hyp in self.iter_translate(lines, beam=beam, batch_size=batch_size, sampling=sampling,
                                             topk=topk, seed=seed, input_format=input_format,
                                             source_mwes=source_mwes, max_len_a=max_len_a, max_len_b=max_len_b,
                                             progress=progress, source=source, hints=hints,
-                                            constraints=constraints, constraint_order=constraint_order):
+                                            constraints=constraints, constraint_order=constraint_order,
+                                            batch_groups=batch_groups):
             out[idx] = hyp
         return out
 
@@ -256,7 +259,8 @@ class Translator:
                        source_mwes: str = "identified", max_len_a: float = 1.2, max_len_b: int = 10,
                        progress: bool = False, source: str | None = None,
                        hints=None, constraints: Sequence[Sequence[Sequence[str]]] | None = None,
-                       constraint_order: str = "unordered") -> Iterator[tuple[int, str]]:
+                       constraint_order: str = "unordered",
+                       batch_groups: Sequence | None = None) -> Iterator[tuple[int, str]]:
         """(line index, translation) in batch order, for streaming callers. ``source`` names the
         lines' file in errors (which then give its line number)."""
         import torch
@@ -281,6 +285,8 @@ class Translator:
                 raise MwemtError("constrained decoding is a beam search: it cannot be combined with sampling")
             if len(constraints) != len(lines):
                 raise MwemtError(f"{len(constraints)} constraint lists for {len(lines)} input lines")
+        if batch_groups is not None and len(batch_groups) != len(lines):
+            raise MwemtError(f"{len(batch_groups)} batch groups for {len(lines)} input lines")
         generator = self.task.build_generator([self.model], gen_args)
         # each sentence ends at its own length limit, not its batch's longest sentence's: no output depends on the
         # batch size or on which lines share a batch (mwemt.nmt.fairseq_plugin.length_limit)
@@ -289,6 +295,8 @@ class Translator:
         if constraints is not None:   # fairseq's LexicallyConstrainedBeamSearch, for the lines that have constraints
             constrained_generator = self.task.build_generator(
                 [self.model], Namespace(**vars(gen_args), constraints=constraint_order))
+            # each line's own limit here too, widened by its own constraints' length (`_decode_constrained`)
+            constrained_generator.search = SentenceLengthLimit(constrained_generator.search, self.tgt_dict)
         encoded: list[tuple[int, torch.Tensor]] = []
         for i, line in enumerate(lines):
             try:
@@ -312,6 +320,13 @@ class Translator:
         groups = [(encoded, False)] if line_constraints is None else [
             ([e for e in encoded if line_constraints[e[0]]], True), ([e for e in encoded if not line_constraints[e[0]]],
                                                                     False)]
+        if batch_groups is not None:   # lines of one key only share a batch; the keys in order of first appearance
+            keyed: dict = {}
+            for e in encoded:
+                keyed.setdefault(batch_groups[e[0]], []).append(e)
+            groups = [([e for e in members if (line_constraints is not None and bool(line_constraints[e[0]])) == f], f)
+                      for members in keyed.values() for f in (True, False)]
+            groups = [(g, f) for g, f in groups if g]
         batches = [(g[k:k + batch_size], forced) for g, forced in groups for k in range(0, len(g), batch_size)]
         self.unconstrained_lines, self.line_scores = [], {}
         with tqdm(total=len(encoded), desc="translate", unit=" sent", disable=not progress,
@@ -324,8 +339,10 @@ class Translator:
                                                         max_len_b)
                 bar.update(len(chunk))
 
-    def _decode(self, chunk, generator, line_constraints):
-        """(line index, output) of one batch; ``line_constraints``: the lines' constraint ids, or None."""
+    def _decode(self, chunk, generator, line_constraints, *, base_len_b: int | None = None,
+                extra: dict[int, int] | None = None):
+        """(line index, output) of one batch; ``line_constraints``: the lines' constraint ids, or None;
+        ``extra``: by line index, how many tokens its length limit grows beyond ``base_len_b``."""
         import torch
         from fairseq import utils as fs_utils
 
@@ -342,8 +359,10 @@ class Translator:
         if next(self.model.parameters()).is_cuda:
             sample = fs_utils.move_to_cuda(sample)
         if isinstance(generator.search, SentenceLengthLimit):
-            generator.search.limits = limits_by_id(sample, generator.max_len_a, generator.max_len_b, generator.max_len,
-                                                   generator.min_len)
+            room = None if extra is None else [extra[chunk[j][0]] for j in range(len(chunk))]   # by dataset id
+            generator.search.limits = limits_by_id(
+                sample, generator.max_len_a, generator.max_len_b if base_len_b is None else base_len_b,
+                generator.max_len, generator.min_len, room=room)
         with torch.no_grad():
             hyps = self.task.inference_step(generator, [self.model], sample, constraints=sample.get("constraints"))
         best = [(chunk[sid][0], hyp[0]) for sid, hyp in zip(sample["id"].tolist(), hyps)]
@@ -352,27 +371,37 @@ class Translator:
 
     def _decode_constrained(self, chunk, constrained, plain, line_constraints, max_len_b: int):
         """A batch of lines with constraints. The output may be longer than the length limit allows without
-        them (max_len_a * source + max_len_b): the limit grows by the constraints' length. fairseq's constrained
-        search cannot end a hypothesis before its constraints are met and stops with an assertion when the
-        limit comes first; such a batch is decoded again line by line with twice the room, and a line that
-        still cannot meet its constraints is decoded without them (counted in ``unconstrained_lines``)."""
-        def room(items) -> int:
-            return max(sum(len(c) for c in line_constraints[i]) for i, _ in items)
+        them (max_len_a * source + max_len_b): each line's limit grows by its own constraints' length. fairseq's
+        constrained search cannot end a hypothesis before its constraints are met and stops with an assertion
+        when the limit comes first; such a batch is decoded again line by line (a line alone gets the same limit
+        first, then twice the room), and a line that still cannot meet its constraints is decoded without them
+        (counted in ``unconstrained_lines``). So a line's output is what it would be alone."""
+        def run(items, extra: dict[int, int]):
+            constrained.max_len_b = max_len_b + max(extra.values())   # the widest; each line ends at its own
+            try:
+                return self._decode(items, constrained, line_constraints, base_len_b=max_len_b, extra=extra)
+            finally:
+                constrained.max_len_b = max_len_b
 
-        constrained.max_len_b = max_len_b + room(chunk)
+        own = {i: sum(len(c) for c in line_constraints[i]) for i, _ in chunk}
         try:
-            return self._decode(chunk, constrained, line_constraints)
+            return run(chunk, own)
         except AssertionError:
             pass
         out = []
         for item in chunk:
-            constrained.max_len_b = max_len_b + 2 * room([item]) + 10
+            i = item[0]
+            if len(chunk) > 1:
+                try:
+                    out += run([item], {i: own[i]})
+                    continue
+                except AssertionError:
+                    pass
             try:
-                out += self._decode([item], constrained, line_constraints)
+                out += run([item], {i: 2 * own[i] + 10})
             except AssertionError:
-                self.unconstrained_lines.append(item[0])
+                self.unconstrained_lines.append(i)
                 out += self._decode([item], plain, None)
-        constrained.max_len_b = max_len_b
         return out
 
     def hint_inserter(self, table: str | Path, config=None):

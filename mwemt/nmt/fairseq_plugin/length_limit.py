@@ -17,10 +17,12 @@ import torch
 from fairseq.search import Search
 
 
-def limits_by_id(sample: dict, max_len_a: float, max_len_b: int, max_len: int, min_len: int = 1) -> torch.Tensor:
+def limits_by_id(sample: dict, max_len_a: float, max_len_b: int, max_len: int, min_len: int = 1,
+                 room: list[int] | None = None) -> torch.Tensor:
     """Per dataset id of a collated inference ``sample``: the step at which its output must end, what
     fairseq computes for a batch of that one sentence (``int(a * source length + b)``, at most the
-    model's ``max_len - 1``, at least ``min_len``)."""
+    model's ``max_len - 1``, at least ``min_len``). ``room``: by dataset id, tokens added to ``b`` for that
+    sentence (a constrained line's constraints)."""
     src = sample["net_input"]["src_tokens"]
     words = src if src.dim() == 2 else src[..., 0]   # a factored source: the word stream sets the length
     lengths = sample["net_input"].get("src_lengths")
@@ -28,7 +30,9 @@ def limits_by_id(sample: dict, max_len_a: float, max_len_b: int, max_len: int, m
         raise ValueError("an inference sample without 1-D src_lengths")
     ids = sample["id"]
     limits = torch.full((int(ids.max()) + 1,), max_len - 1, dtype=torch.long, device=words.device)
-    own = [max(min(int(max_len_a * int(n) + max_len_b), max_len - 1), min_len) for n in lengths.tolist()]
+    extra = [0] * len(lengths) if room is None else [room[k] for k in ids.tolist()]
+    own = [max(min(int(max_len_a * int(n) + (max_len_b + e)), max_len - 1), min_len)
+           for n, e in zip(lengths.tolist(), extra)]
     limits[ids] = torch.tensor(own, dtype=torch.long, device=words.device)
     return limits
 
