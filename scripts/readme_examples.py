@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Run the README's console examples and check or rewrite their output, so that the README cannot drift.
+"""Run the console examples of the README and of the other pages and check or rewrite their output, so that no
+page can drift.
 
-A console block of README.md is an example when the line before its fence is a marker:
+The pages are found, not listed: every Markdown file of the checkout (tracked, and untracked ones git does not
+ignore) with a marked console block. A console block is an example when the line before its fence is a marker:
 
     <!-- example: NAME [slow] [shared] [unseeded] [needs=OTHER,...] [copy=DIR] -->
     ```console
@@ -9,12 +11,13 @@ A console block of README.md is an example when the line before its fence is a m
     output
     ```
 
-The ``$`` commands of a block run in order, in one bash process, in a scratch directory that stands
+A line ``$ # what comes next`` is a comment: it runs nothing and shows no output. The ``$`` commands of a block
+run in order, in one bash process, in a scratch directory that stands
 beside a scratch ``shared`` link, so that the README's paths read the same: ``S=../shared/data`` is
 set, ``../shared`` is the real shared data (when it exists) and the repository's files (``tests``,
 ``results``, ``configs``, ``scripts``, ...; tracked, and untracked ones git does not ignore) are a copy
 of this checkout's: an example that writes (``--out results/...``) writes into the copy, so neither
-``--check`` nor ``--write`` ever changes a file of the repository (``--write`` changes README.md only). Every example
+``--check`` nor ``--write`` ever changes a file of the repository (``--write`` changes the page only). Every example
 of one run shares the scratch directory, in README order, so a block may use the files an earlier
 block wrote; ``needs=`` names those blocks (``--only NAME`` runs them first, unchecked). ``copy=DIR``
 copies the files of DIR (relative to the repository) into the scratch directory first. ``shared``:
@@ -22,6 +25,20 @@ the block reads ../shared/data (skipped with a note when it is absent). ``slow``
 minutes (training, whole data sets); ``--skip-slow`` leaves it as it is. ``unseeded``: the block's
 numbers depend on eflomal's word alignment, which cannot be seeded, so a run with an empty alignment
 cache may differ from the README by chance (a drift there is reported with that hint).
+
+A console block that cannot be re-run as a check (a benchmark's timings, a training run of many minutes, a Slurm
+cluster, a GPU) is a transcript instead, marked with the reason, which must not be empty:
+
+    <!-- transcript: a measurement: bench/train_speed.py timings, machine-dependent -->
+    ```console
+
+A transcript is never run; ``--list`` lists it with its reason. A console block that shows output (a line that is
+not a ``$`` command, a continuation or blank) needs one of the two markers: ``--check`` over all pages fails on one
+that has neither (``unmarked_blocks``), and on ``$`` commands in a fence that is not ``console``
+(``plain_console_blocks``); ``tests/test_console_pages.py`` checks the same.
+
+Example names are unique across the pages (``--only NAME`` finds the page); each page runs in a scratch directory
+of its own, so a ``needs=`` names a block of the same page.
 
 What is compared (``--check``) and written (``--write``) is each command's stdout and stderr together,
 as a terminal shows them (a progress bar's last state). The alignment cache starts empty in the scratch
@@ -38,8 +55,9 @@ written into the README.
 
 Usage:
     python scripts/readme_examples.py --check [--only NAME ...] [--skip-slow]   # exit 1 on drift
-    python scripts/readme_examples.py --write [--only NAME ...] [--skip-slow]   # update README.md
-    python scripts/readme_examples.py --list
+    python scripts/readme_examples.py --write [--only NAME ...] [--skip-slow]   # update the pages
+    python scripts/readme_examples.py --list                                     # pages, examples, transcripts
+    python scripts/readme_examples.py --check --readme PAGE                      # one page (any file)
 """
 
 from __future__ import annotations
@@ -58,11 +76,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 MARKER = re.compile(r"^<!-- example: (?P<name>[\w.-]+)(?P<opts>(?: [^>]*?)?) -->\s*$")
+TRANSCRIPT = re.compile(r"^<!-- transcript:(?P<reason>.*?)-->\s*$")
+ANY_MARKER = re.compile(r"^<!-- (?:example|transcript):")
+_FENCE = re.compile(r"^\s*```(?P<lang>[\w+-]*)\s*$")
 FENCE_OPEN = "```console"
 FENCE_CLOSE = "```"
 ELLIPSIS = "..."
 SEPARATOR = "@@readme-example-output@@"
-CRASHES = ("internal error:", "Traceback (most recent call last)")   # never written into the README
+# never written into a page: a bug, or a block bash cannot parse
+CRASHES = ("internal error:", "Traceback (most recent call last)", "syntax error near unexpected token")
 # a duration or a rate: 61.2s, 67.5 s, 1348.1s, 00:00<00:00, 8278.91line/s, 12.3it/s
 _DURATION = re.compile(r"\d+(?:\.\d+)?\s?(?:s|ms|min)(?![A-Za-z])|\d+:\d\d(?::\d\d)?(?:<\d+:\d\d(?::\d\d)?)?"
                        r"|\d+(?:\.\d+)?\s?\w+/s")
@@ -87,14 +109,24 @@ class Example:
     commands: list[Command] = field(default_factory=list)
 
 
-def parse(lines: list[str]) -> list[Example]:
+@dataclass
+class Transcript:
+    line: int                  # 1-based line of the marker
+    reason: str
+
+
+def parse(lines: list[str], page: str = "README.md") -> list[Example]:
+    """The examples of a page (``page`` names it in error messages)."""
     examples: list[Example] = []
     for k, line in enumerate(lines):
         m = MARKER.match(line)
         if not m:
+            if line.startswith("<!-- example:"):
+                raise SystemExit(f"{page}:{k + 1}: malformed example marker {line.strip()!r} "
+                                 "(expected <!-- example: NAME [options] -->)")
             continue
         if k + 1 >= len(lines) or lines[k + 1].strip() != FENCE_OPEN:
-            raise SystemExit(f"README.md:{k + 1}: example marker not followed by a {FENCE_OPEN} fence")
+            raise SystemExit(f"{page}:{k + 1}: example marker not followed by a {FENCE_OPEN} fence")
         ex = Example(m["name"], k + 2, -1)
         for opt in m["opts"].split():
             key, _, value = opt.partition("=")
@@ -109,16 +141,16 @@ def parse(lines: list[str]) -> list[Example]:
             elif key == "copy" and value:
                 ex.copy = value
             else:
-                raise SystemExit(f"README.md:{k + 1}: unknown example option {opt!r}")
+                raise SystemExit(f"{page}:{k + 1}: unknown example option {opt!r}")
         end = next((j for j in range(ex.start, len(lines)) if lines[j].strip() == FENCE_CLOSE), None)
         if end is None:
-            raise SystemExit(f"README.md:{k + 1}: example {ex.name} has no closing fence")
+            raise SystemExit(f"{page}:{k + 1}: example {ex.name} has no closing fence")
         ex.end = end
         body = lines[ex.start:end]
         j = 0
         while j < len(body):
             if not body[j].startswith("$ "):
-                raise SystemExit(f"README.md:{ex.start + j + 1}: example {ex.name}: output before any '$ ' command")
+                raise SystemExit(f"{page}:{ex.start + j + 1}: example {ex.name}: output before any '$ ' command")
             cmd = [body[j]]
             while cmd[-1].endswith("\\") and j + 1 < len(body):
                 j += 1
@@ -132,8 +164,92 @@ def parse(lines: list[str]) -> list[Example]:
         examples.append(ex)
     names = [e.name for e in examples]
     if len(set(names)) != len(names):
-        raise SystemExit(f"README.md: two examples share a name: {names}")
+        raise SystemExit(f"{page}: two examples share a name: {sorted({n for n in names if names.count(n) > 1})}")
     return examples
+
+
+def parse_transcripts(lines: list[str], page: str = "README.md") -> list[Transcript]:
+    """The transcript markers of a page; one without a reason, or not followed by a console fence, is refused."""
+    found = []
+    for k, line in enumerate(lines):
+        m = TRANSCRIPT.match(line)
+        if not m:
+            if line.startswith("<!-- transcript"):
+                raise SystemExit(f"{page}:{k + 1}: malformed transcript marker {line.strip()!r} "
+                                 "(expected <!-- transcript: REASON -->)")
+            continue
+        if not m["reason"].strip():
+            raise SystemExit(f"{page}:{k + 1}: a transcript marker needs a reason: why the block is not run, and "
+                             "what it records (<!-- transcript: REASON -->)")
+        if k + 1 >= len(lines) or lines[k + 1].strip() != FENCE_OPEN:
+            raise SystemExit(f"{page}:{k + 1}: transcript marker not followed by a {FENCE_OPEN} fence")
+        found.append(Transcript(k + 1, m["reason"].strip()))
+    return found
+
+
+def fenced_blocks(lines: list[str]) -> list[tuple[int, int, str]]:
+    """Each fenced block of a page: (index of its opening fence, index of its closing fence, its language)."""
+    blocks = []
+    k = 0
+    while k < len(lines):
+        m = _FENCE.match(lines[k])
+        if not m:
+            k += 1
+            continue
+        end = next((j for j in range(k + 1, len(lines)) if lines[j].strip() == FENCE_CLOSE), len(lines))
+        blocks.append((k, end, m["lang"]))
+        k = end + 1
+    return blocks
+
+
+def console_blocks(lines: list[str]) -> list[tuple[int, int, bool]]:
+    """Each console block of a page: (index of its opening fence, index of its closing fence, whether it shows
+    output). Output is any line that is not a ``$`` command, a line continuing one (a trailing backslash) or
+    blank."""
+    blocks = []
+    for k, end, lang in fenced_blocks(lines):
+        if lang != "console":
+            continue
+        output, continued = False, False
+        for line in lines[k + 1:end]:
+            if line.startswith("$ ") or continued:
+                continued = line.rstrip().endswith("\\")
+            elif line.strip():
+                output = True
+        blocks.append((k, end, output))
+    return blocks
+
+
+def unmarked_blocks(lines: list[str]) -> list[int]:
+    """The 1-based line numbers of the console blocks that show output and have neither an example nor a
+    transcript marker on the line before their fence."""
+    return [k + 1 for k, _, output in console_blocks(lines) if output and not (k and ANY_MARKER.match(lines[k - 1]))]
+
+
+def plain_console_blocks(lines: list[str]) -> list[int]:
+    """The 1-based line numbers of the fenced blocks that hold a console session (a line is a ``$`` command) in a
+    fence that does not say ``console``: neither checked nor marked as transcripts."""
+    return [k + 1 for k, end, lang in fenced_blocks(lines)
+            if lang != "console" and any(line.startswith("$ ") for line in lines[k + 1:end])]
+
+
+def markdown_files(root: Path) -> list[str]:
+    """The checkout's Markdown files (tracked, and untracked ones git does not ignore), relative to root."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "*.md"],
+                            cwd=root, capture_output=True, text=True)
+    if listed.returncode != 0:
+        raise SystemExit(f"readme_examples: git ls-files failed in {root}: {listed.stderr.strip()}")
+    return sorted({rel for rel in listed.stdout.split("\0") if rel and (root / rel).is_file()})
+
+
+def discover_pages(root: Path) -> list[str]:
+    """The pages with a marked console block (an example or a transcript), README.md first."""
+    pages = []
+    for rel in markdown_files(root):
+        lines = (root / rel).read_text(encoding="utf-8").split("\n")
+        if any(ANY_MARKER.match(lines[k - 1]) for k, _, _ in console_blocks(lines) if k):
+            pages.append(rel)
+    return sorted(pages, key=lambda rel: (rel != "README.md", rel))
 
 
 def terminal_text(raw: str) -> list[str]:
@@ -238,7 +354,8 @@ def run_example(ex: Example, scratch: Scratch, timeout: float) -> list[list[str]
     for k, cmd in enumerate(ex.commands):
         text = cmd.text[2:]   # without "$ "
         script.append(f"printf '\\n{SEPARATOR}{k}\\n'")
-        script.append(f"{{ {text}\n}} 2>&1")
+        if not text.lstrip().startswith("#"):   # a line `$ # what follows` is a comment: nothing to run
+            script.append(f"{{ {text}\n}} 2>&1")
     script.append(f"printf '\\n{SEPARATOR}end\\n'")
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
@@ -260,31 +377,38 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="exit 1 when an example's output differs")
-    mode.add_argument("--write", action="store_true", help="rewrite the examples' output in README.md")
-    mode.add_argument("--list", action="store_true", help="list the examples and their options")
+    mode.add_argument("--write", action="store_true", help="rewrite the examples' output in their pages")
+    mode.add_argument("--list", action="store_true", help="list the examples and their options, and the transcripts")
     p.add_argument("--only", action="append", metavar="NAME", help="only this example (repeatable)")
     p.add_argument("--skip-slow", action="store_true", help="leave the examples marked slow alone")
     p.add_argument("--skip-shared", action="store_true", help="leave the examples that need ../shared alone")
     p.add_argument("--user-cache", action="store_true",
                    help="use your alignment cache ($MWEMT_CACHE or ~/.cache/mwemt) instead of an empty one in the "
                         "scratch directory (faster; eflomal's log lines then depend on what it holds)")
-    p.add_argument("--readme", type=Path, default=README, help="the README to read (default: %(default)s)")
+    p.add_argument("--readme", type=Path, default=README,
+                   help="check this one page (any file) instead of the pages found in the checkout")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per example (default: %(default)s)")
     args = p.parse_args(argv)
 
+    page = _page_name(args.readme)
     lines = args.readme.read_text(encoding="utf-8").split("\n")
-    examples = parse(lines)
+    examples = parse(lines, page)
+    transcripts = parse_transcripts(lines, page)
     by_name = {e.name: e for e in examples}
     if args.list:
         for e in examples:
             flags = [f for f, on in (("slow", e.slow), ("shared", e.shared), ("unseeded", e.unseeded)) if on]
-            print(f"{e.name:20s} line {e.start:4d}  {len(e.commands)} command(s)  {' '.join(flags)}"
-                  + (f"  needs={','.join(e.needs)}" if e.needs else ""))
+            print(f"  {e.name:24s} line {e.start:4d}  {len(e.commands)} command(s)  {' '.join(flags)}"
+                  + (f"  needs={','.join(e.needs)}" if e.needs else "") + (f"  copy={e.copy}" if e.copy else ""))
+        for t in transcripts:
+            print(f"  {'(transcript)':24s} line {t.line + 1:4d}  {t.reason}")
         return 0
     unknown = [n for n in args.only or [] if n not in by_name]
     if unknown:
         p.error(f"no example named {', '.join(unknown)} (known: {', '.join(by_name)})")
     chosen = [e for e in examples if not args.only or e.name in args.only]
+    if not chosen:   # a page of transcripts only: nothing to run
+        return 0
 
     files = checkout_files()
     before = snapshot(files)
@@ -327,15 +451,15 @@ def main(argv: list[str] | None = None) -> int:
                     drift = True
                     hint = (" (this example aligns with eflomal, which cannot be seeded: with an empty cache "
                             "its numbers can differ by chance)") if ex.unseeded else ""
-                    print(f"{ex.name}: output of `{cmd.text.splitlines()[0][2:]}` differs from README.md{hint}:",
+                    print(f"{ex.name}: output of `{cmd.text.splitlines()[0][2:]}` differs from {page}{hint}:",
                           file=sys.stderr)
                     sys.stderr.writelines(difflib.unified_diff([s + "\n" for s in cmd.shown],
-                                                               [a + "\n" for a in actual], "README.md", "actual"))
+                                                               [a + "\n" for a in actual], page, "actual"))
         if args.write:
             # others may have edited the README while the examples ran: re-read it and replace only the
             # bodies of the examples that ran, found again by name, from the bottom up
             lines = args.readme.read_text(encoding="utf-8").split("\n")
-            fresh = {e.name: e for e in parse(lines)}
+            fresh = {e.name: e for e in parse(lines, page)}
             new_lines = list(lines)
             for ex, outputs in sorted(results, key=lambda r: -fresh[r[0].name].start):
                 now = fresh[ex.name]
@@ -365,16 +489,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 
-# ---- issue 43: the pages besides README.md ------------------------------------------------------------------
-# The README's worked examples and the studies' commands moved to these pages; their console examples are checked
-# the same way. Each page runs in a scratch directory of its own (a `needs=` names a block of the same page);
-# `--readme PAGE` checks that one page, as before.
-PAGES = ("README.md", "docs/examples.md", "studies/meta-evaluation/README.md", "results/compositionality/README.md")
+def _page_name(path: Path) -> str:
+    """A page as messages name it: relative to the checkout when it is in it."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else str(path)
 
 
 def main_pages(argv: list[str] | None = None) -> int:
-    """`main` for each page of PAGES in turn (with ``--only NAME``: the pages that hold NAME); the worst exit status.
-    With ``--readme PAGE`` (or ``--help``), `main` alone."""
+    """`main` for each page `discover_pages` finds, in turn (with ``--only NAME``: the page that holds NAME); the
+    worst exit status. With ``--readme PAGE`` (or ``--help``), `main` alone. ``--check`` over all pages also fails
+    on a console block with output that has no marker (``unmarked_blocks``) and on ``$`` commands in a fence that
+    is not ```console (``plain_console_blocks``), on every Markdown file of the checkout."""
     argv = list(sys.argv[1:] if argv is None else argv)
     pick = argparse.ArgumentParser(add_help=False)
     pick.add_argument("--readme")
@@ -382,13 +507,34 @@ def main_pages(argv: list[str] | None = None) -> int:
     known, rest = pick.parse_known_args(argv)
     if known.readme is not None or {"-h", "--help"} & set(rest):
         return main(argv)
-    names = {page: [e.name for e in parse((ROOT / page).read_text(encoding="utf-8").split("\n"))] for page in PAGES}
-    unknown = [n for n in known.only if not any(n in found for found in names.values())]
+    names: dict[str, list[str]] = {}
+    where: dict[str, str] = {}
+    for page in discover_pages(ROOT):
+        lines = (ROOT / page).read_text(encoding="utf-8").split("\n")
+        names[page] = [e.name for e in parse(lines, page)]
+        parse_transcripts(lines, page)   # refuses a transcript without a reason before anything runs
+        for name in names[page]:
+            if name in where:
+                print(f"readme_examples: the example name {name} is used on two pages, {where[name]} and {page}: "
+                      "names must be unique across the pages (--only NAME finds its page by it)", file=sys.stderr)
+                return 2
+            where[name] = page
+    unknown = [n for n in known.only if n not in where]
     if unknown:
-        print(f"readme_examples: no example named {', '.join(unknown)} (known: "
-              f"{', '.join(n for found in names.values() for n in found)})", file=sys.stderr)
+        print(f"readme_examples: no example named {', '.join(unknown)} (known: {', '.join(where)})", file=sys.stderr)
         return 2
     status = 0
+    if "--check" in rest and not known.only:
+        for rel in markdown_files(ROOT):
+            lines = (ROOT / rel).read_text(encoding="utf-8").split("\n")
+            for line in unmarked_blocks(lines):
+                print(f"{rel}:{line}: a console block with output has neither an example nor a transcript marker",
+                      file=sys.stderr)
+                status = 1
+            for line in plain_console_blocks(lines):
+                print(f"{rel}:{line}: a console session in a fence that is not ```console (make it one, with a "
+                      "marker)", file=sys.stderr)
+                status = 1
     for page, found in names.items():
         only = [n for n in known.only if n in found]
         if known.only and not only:
