@@ -52,9 +52,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=positive_int(), default=128,
                    help="sentences per batch (default: %(default)s; bench/decode_speed.py: 1.22x batch 32); plain beam "
                         "search gives the same output at any batch size, each line ending at its own length "
-                        "limit (1.2 x its source pieces + 10), and so do judged constraints (each judged line is "
-                        "decoded alone); forced constraints (unordered, ordered) are decoded in batches, whose "
-                        "output can depend on the batch size")
+                        "limit (1.2 x its source pieces + 10, plus its constraints' length when constrained), and so do "
+                        "judged constraints (a judged line's variants share a batch with each other only, at most "
+                        "32); forced constraints (unordered, ordered) are decoded in batches of several lines, "
+                        "whose padding can move an output at another batch size")
     p.add_argument("--sampling", action="store_true",
                    help="sample one output per line instead of beam search; without --seed every run samples "
                         "differently, and even with it the output depends on --batch-size (the batch draws "
