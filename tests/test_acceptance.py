@@ -34,6 +34,23 @@ def test_guarded_reads_the_degenerate_check_and_plain_reads_nothing():
     assert judged._degenerate("he walked away .", "via via via via via .", "tokenized") == frozenset()
 
 
+def test_the_guard_flags_what_the_report_counts():
+    """A detokenized output whose second sentence starts in lower case ("in modo. ha avuto luogo."): the Moses
+    tokens keep "modo." whole, so a guard on them saw one sentence where the instrument's report counts two (found
+    in cpu-science-4: 38 appended lines on the MWE test accepted by guarded acceptance)."""
+    from mwemt.evaluate.degenerate import degenerate_line
+    from mwemt.nmt.constraints import ConstraintOptions, JudgedConstraints
+
+    judged = JudgedConstraints.__new__(JudgedConstraints)
+    judged.translator = None
+    judged.options = ConstraintOptions("judged", acceptance="guarded")
+    source, output = "Changes are taking place .", "Le arance sono in modo. ha avuto luogo."
+    assert degenerate_line(source, output) == frozenset({"appended"})
+    assert judged._degenerate(source, output, "tokenized") == degenerate_line(source, output)
+    for out in ("Sta piovendo. il cane dorme.", "Va bene... sì.", "Lui se n'è andato via.", "Ciao!! Ciao!! Ciao!!"):
+        assert judged._degenerate("It rains .", out, "tokenized") == degenerate_line("It rains .", out)
+
+
 def test_acceptance_is_checked_at_the_edge():
     from mwemt.experiments.config import config_from_data
     from mwemt.nmt.constraints import ConstraintOptions

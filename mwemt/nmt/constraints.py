@@ -599,10 +599,11 @@ class JudgedConstraints:
         sentence end); plain acceptance reads none."""
         if self.options.acceptance != "guarded":
             return frozenset()
-        from mwemt.evaluate.degenerate import degenerate_flags
-        from mwemt.preprocess.tokenize import tokenize
+        from mwemt.evaluate.degenerate import degenerate_line
 
-        return degenerate_flags(_tokens(self.translator, line, input_format), tokenize(output))
+        # the instrument's own tokenization of both texts (words and punctuation apart), as its report counts
+        # them: the Moses tokens keep "modo." whole before a lower-case word, which hid an appended sentence
+        return degenerate_line(" ".join(_tokens(self.translator, line, input_format)), output)
 
     def _decode(self, lines, variants, first_score, input_format, decode) -> list[Option | None]:
         """Each (line index, ((MWE, candidate), ...)) decoded with those candidates as constraints; None for
