@@ -190,12 +190,7 @@ def precisions(text: str) -> list[str]:
     """--precisions: a comma-separated list of `mwemt.nmt.translate.DECODE_PRECISIONS`."""
     from mwemt.nmt.translate import DECODE_PRECISIONS
 
-    chosen = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [p for p in chosen if p not in DECODE_PRECISIONS]
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(DECODE_PRECISIONS)}, got "
-                                         f"{text!r}")
-    return list(dict.fromkeys(chosen))
+    return _choices(text, tuple(DECODE_PRECISIONS), "decoding precisions")
 
 
 def torch_probe() -> dict:

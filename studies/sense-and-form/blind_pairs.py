@@ -35,7 +35,9 @@ MWE_LABELS = ("ok", "sense", "form", "broken", "-")
 def _lines(path: str) -> list[str]:
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
-        return fh.read().split("\n")[:-1] if path else []
+        text = fh.read()
+    # split on newlines only (str.splitlines would also split at U+2028 and the like and misalign the files)
+    return text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
 
 
 def _forced(report: str | None) -> dict[int, list[str]]:
