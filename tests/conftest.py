@@ -86,3 +86,10 @@ def toy_parallel(n: int = 400, seed: int = 7) -> tuple[list[str], list[str], lis
 @pytest.fixture(scope="session")
 def toy_corpus():
     return toy_parallel()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Test files that hold a test marked ``slow`` run first (their order kept): with ``-n auto --dist
+    loadfile`` the longest files start at once on every core instead of ending the run on one core alone."""
+    slow_files = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow_files)

@@ -339,6 +339,7 @@ def test_judged_config_keys_and_checks():
         config_from_data(data)
 
 
+@pytest.mark.slow
 @requires_nmt
 @pytest.mark.nmt
 def test_grid_tunes_on_the_validation_split_and_reports_per_test(tmp_path):

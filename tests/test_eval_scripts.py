@@ -32,6 +32,7 @@ def test_meta_eval_wmt_on_mqm(shared, tmp_path, capsys):
     assert (tmp_path / "bleu.seg.tsv").read_text().count("\n") == 13 * 529 + 1
 
 
+@pytest.mark.slow
 def test_mwe_score_human(shared, tmp_path, capsys):
     mod = _load("mwe_score_human")
     pairs = shared / "testsets" / "zaninello-en-it" / "derived" / "test_ted.mwe_pairs.tsv"

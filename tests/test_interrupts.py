@@ -113,6 +113,7 @@ def _part_file_exists(out_dir: Path):
     return lambda pgid: any(p.name.endswith(".part") for p in out_dir.iterdir())
 
 
+@pytest.mark.slow
 def test_annotate_with_workers_always_stops_on_ctrl_c_and_sigterm(big_text, tmp_path):
     out_dir = tmp_path / "out"
     out_dir.mkdir()

@@ -95,6 +95,7 @@ def _stages(run_dir):
     return json.loads((run_dir / "manifest.json").read_text())["stages"]
 
 
+@pytest.mark.slow
 @requires_nmt
 @pytest.mark.nmt
 def test_variant_reuses_the_trained_model_and_decodes_without_mwes(ablation_run):

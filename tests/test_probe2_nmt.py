@@ -86,6 +86,7 @@ def test_5_backtranslation_refuses_a_reverse_model_of_the_wrong_direction(traine
 
 # ---------------------------------------------------------------- 6: output independent of the batch size
 
+@pytest.mark.slow
 @requires_nmt
 def test_6_beam_search_output_does_not_depend_on_the_batch_size(trained):
     from mwemt.fileio import read_lines

@@ -422,6 +422,7 @@ def test_12_translate_checks_its_inputs_before_the_model_loads(model, tmp_path, 
 # ---------------------------------------------------------------- 13: judged output and the batch size
 
 
+@pytest.mark.slow
 @requires_nmt
 @pytest.mark.nmt
 def test_13_judged_decisions_do_not_depend_on_the_batch_size(model):

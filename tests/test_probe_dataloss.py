@@ -74,6 +74,7 @@ def test_prepare_overwrite_into_the_current_directory_deletes_nothing(data_dir):
     assert snapshot(data_dir) == before
 
 
+@pytest.mark.slow
 @requires_nmt
 def test_prepare_overwrite_replaces_only_its_own_earlier_output(data_dir, tmp_path):
     out = tmp_path / "out"
@@ -330,6 +331,7 @@ def test_run_results_and_publish_record_relative_paths(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- also: the model directory stands alone
 
+@pytest.mark.slow
 @requires_nmt
 @pytest.mark.nmt
 def test_the_trained_model_directory_can_be_moved_and_still_translates(tmp_path):

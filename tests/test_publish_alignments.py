@@ -86,6 +86,7 @@ def _config(tmp_path):
     }, base_dir=tmp_path)
 
 
+@pytest.mark.slow
 @requires_nmt
 @pytest.mark.nmt
 def test_rescore_with_an_empty_alignment_cache_reproduces_every_value(tmp_path):

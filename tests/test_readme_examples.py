@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "readme_examples.py"
 FAST_LOCAL = ("demo-report", "augment",       # tests/fixtures and results/ only
@@ -61,11 +63,13 @@ def test_the_examples_run_here_are_on_the_pages():
     assert all(examples[n]["unseeded"] for n in UNSEEDED)
 
 
+@pytest.mark.slow
 def test_fast_local_examples_match_the_readme():
     proc = _check(FAST_LOCAL)
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.slow
 def test_fast_shared_examples_match_the_readme(shared):
     proc = _check(FAST_SHARED)
     assert proc.returncode == 0, proc.stderr
