@@ -150,6 +150,28 @@ def test_appended_fragment_and_loop_cap_the_verdict():
     assert stats.info["mwe_probabilities"][0] == 0.0   # the MWE's words only in an appended fragment
 
 
+def test_given_alignments_score_as_the_links_it_makes_itself():
+    """`mwemt score --align FILE` and a grid's score stage (which publishes its links and scores them as
+    given) must give what the verdict gives when it aligns: the source still reaches its appended-fragment
+    and loop features (before, an output whose MWE sat in an appended sentence scored higher with given
+    links)."""
+    from mwemt.evaluate.inputs import SystemOutput
+    from mwemt.evaluate.scoring import system_stats
+
+    verdict = _verdict()
+    sources = SOURCES + ["he walked away ."]
+    references = REFERENCES + ["lui è andato via ."]
+    mwes = MWES + [[TestMwe((1, 2), "walk away", "andato via")]]
+    hyps = HYPS + ["lui è . andato via ."]   # the MWE only in an appended sentence
+    computed = system_stats(verdict, SystemOutput("s", hyps), mwes, sources=sources, references=references)
+    links = verdict.align_hypotheses(sources, [verdict.mwe.moses_tokens(h) for h in hyps], references)[0]
+    given = system_stats(verdict, SystemOutput("s", hyps, alignments=links), mwes, sources=sources,
+                         references=references)
+    assert computed.info["mwe_features"][-1, FEATURES.index("fragment")] > 0.5
+    assert np.array_equal(computed.info["mwe_features"], given.info["mwe_features"])
+    assert np.array_equal(computed.rows, given.rows)
+
+
 def test_german_line_scores():
     verdict = _verdict("de")
     sources = ["the speed of light is fixed .", "it is raining cats and dogs ."]

@@ -53,13 +53,15 @@ def system_stats(metric: Metric, system: SystemOutput, refs: Sequence, index: in
                  ref_path: str | None = None, sources: Sequence[str] | None = None,
                  references: Sequence[str] | None = None) -> SentenceStats:
     """One system's sentence statistics; a bad alignment or segment is reported with its file and
-    line. A metric that uses alignments gets the system's given alignments, else the test set's
-    ``sources`` to align to, and the test set's reference sentences (``references``)."""
+    line. A metric that uses alignments gets the system's given alignments (else it aligns to the test
+    set's ``sources``), and always the sources and the test set's reference sentences (``references``): the
+    MWE verdict reads the source for more than aligning (its appended-fragment and loop features), so
+    given links must score as the links it would make itself."""
     kwargs: dict = {}
     if metric.uses_alignments:
         if system.alignments is not None:
             kwargs["alignments"] = system.alignments
-        elif sources is not None:
+        if sources is not None:
             kwargs["sources"] = sources
         if references is not None:
             kwargs["references"] = references

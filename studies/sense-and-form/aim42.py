@@ -73,7 +73,8 @@ def check(results: dict, group: str, *, verdict: str, bleu: str, chrf: str, blin
         wrong = s["wrong_sense_or_form"]
         rows.append({"criterion": "blind wrong sense/form", "column": str(blind), "deltas": [wrong], "mean": None,
                      "rule": "<= 25%", "met": wrong is not None and wrong <= 0.25,
-                     "detail": f"{s['mwe_labels']}"})
+                     "detail": ", ".join(f"{k} {v}" for k, v in s["mwe_labels"].items() if k != "-")
+                     + (f": {wrong:.1%} wrong" if wrong is not None else "")})
     return rows
 
 
