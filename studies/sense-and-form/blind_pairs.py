@@ -22,22 +22,20 @@ MWEs wrong in sense or form; it writes ``score.json``.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import random
 import sys
 from pathlib import Path
+
+from mwemt.fileio import iter_lines
 
 LABELS = ("1", "2", "same")
 MWE_LABELS = ("ok", "sense", "form", "broken", "-")
 
 
 def _lines(path: str) -> list[str]:
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        text = fh.read()
-    # split on newlines only (str.splitlines would also split at U+2028 and the like and misalign the files)
-    return text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+    """The lines as written (``.gz`` read as the text inside; split on newlines only)."""
+    return list(iter_lines(path, normalize=False))
 
 
 def _forced(report: str | None) -> dict[int, list[str]]:
